@@ -1,0 +1,65 @@
+// sLSTM cell (xLSTM; CELLS.md): exponential input gate, forget gate in log space,
+// normaliser n and stabiliser m. States h, c, n, m.
+#pragma once
+
+#include "cells/cell_math.h"
+
+namespace flashrnn::cells {
+
+struct Slstm {
+  static constexpr const char* kName = "slstm";
+  static constexpr int kGates = 4;   // i, f, z, o
+  static constexpr int kBiases = 4;
+  static constexpr int kStates = 4;  // h, c, n, m
+  static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
+
+  template <class T>
+  FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,
+                                  T* s_next, T* cache) {
+    const T i_pre = wx[0] + rh[0] + bias[0];
+    const T f_pre = wx[1] + rh[1] + bias[1];
+    const T z = tanh_(wx[2] + rh[2] + bias[2]);
+    const T o = sigmoid(wx[3] + rh[3] + bias[3]);
+    const T c_prev = s_prev[1], n_prev = s_prev[2], m_prev = s_prev[3];
+    const T log_f = log_sigmoid(f_pre);
+    // n == 0 only before the first step: the stabiliser then starts at ĩ.
+    const T m = n_prev == T(0) ? i_pre : max_(i_pre, log_f + m_prev);
+    // Both are ≤ 1 by construction of m; the clamp guards against rounding.
+    const T i_gate = min_(exp_(i_pre - m), T(1));
+    const T f_gate = min_(exp_(log_f + m_prev - m), T(1));
+    const T c = f_gate * c_prev + i_gate * z;
+    const T n = max_(T(1), f_gate * n_prev + i_gate);
+    s_next[0] = o * c / n;
+    s_next[1] = c;
+    s_next[2] = n;
+    s_next[3] = m;
+    cache[0] = i_gate;
+    cache[1] = f_gate;
+    cache[2] = z;
+    cache[3] = o;
+    cache[4] = sigmoid(f_pre);
+  }
+
+  // m is treated as a constant and the clamp of n as the identity (as the original).
+  template <class T>
+  FLASHRNN_HD static void backward(const T* cache, const T* s_prev, const T* s_next, const T* ds,
+                                   T* dwx, T* drh, T* db, T* ds_prev) {
+    const T i_gate = cache[0], f_gate = cache[1], z = cache[2], o = cache[3], sig_f = cache[4];
+    const T c = s_next[1], n = s_next[2];
+    const T h = o * c / n;  // recomputed: the stored h may have been forward-clipped
+    const T dh = ds[0];
+    const T u = dh / n;
+    const T dc = ds[1] + o * u;
+    const T dn = ds[2] - h * u;
+    const T d[4] = {i_gate * (z * dc + dn),
+                    f_gate * (s_prev[1] * dc + s_prev[2] * dn) * (T(1) - sig_f),
+                    (T(1) - z * z) * i_gate * dc, (T(1) - o) * h * dh};
+    for (int k = 0; k < 4; ++k) dwx[k] = drh[k] = db[k] = d[k];
+    ds_prev[0] = T(0);
+    ds_prev[1] = f_gate * dc;
+    ds_prev[2] = f_gate * dn;
+    ds_prev[3] = T(0);
+  }
+};
+
+}  // namespace flashrnn::cells
