@@ -11,11 +11,13 @@
 namespace flashrnn {
 namespace {
 
-// A [B, slots, N, D] tensor as Slots<T>; checks the layout the element code assumes.
+// A [B, slots, N, D] tensor as Slots<T>; checks the layout the element code
+// assumes. Strides of size-1 dims are arbitrary in torch and never used.
 template <class T>
 Slots<T> slots_of(const at::Tensor& t) {
-  TORCH_INTERNAL_ASSERT(t.dim() == 4 && t.stride(3) == 1 && t.stride(2) == t.size(3) &&
-                            t.stride(1) == t.size(2) * t.size(3),
+  const auto dense = [&](int dim, int64_t stride) { return t.size(dim) == 1 || t.stride(dim) == stride; };
+  TORCH_INTERNAL_ASSERT(t.dim() == 4 && dense(3, 1) && dense(2, t.size(3)) &&
+                            dense(1, t.size(2) * t.size(3)),
                         "pointwise: tensor is not [B, slots, N, D] with a dense inner part");
   return {static_cast<T*>(t.data_ptr()), t.stride(0)};
 }

@@ -1,10 +1,74 @@
+// Forward of every cell against the float64 scalar loop, over shapes and dtypes.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
-#include "flashrnn/flashrnn.h"
-TEST(Smoke, Runs) {
-  auto wx = torch::randn({2, 3, 4, 1, 5});
-  auto r = torch::randn({4, 1, 5, 5});
-  auto b = torch::randn({4, 1, 5});
-  auto res = flashrnn::flashrnn(wx, r, b, std::nullopt);
-  EXPECT_EQ(res.states_all.sizes(), torch::IntArrayRef({2, 2, 3, 1, 5}));
+
+#include "reference.h"
+
+namespace flashrnn::testing {
+namespace {
+
+struct Shape {
+  int64_t B, T, N, D;
+};
+
+class ForwardTest : public ::testing::TestWithParam<Cell> {};
+
+TEST_P(ForwardTest, MatchesScalarReferenceInFloat64) {
+  torch::manual_seed(1);
+  for (const Shape s : {Shape{1, 1, 1, 1}, Shape{3, 7, 2, 5}, Shape{2, 17, 3, 4}, Shape{5, 3, 1, 16}}) {
+    for (bool with_initial : {false, true}) {
+      const OpInputs in = random_inputs(GetParam(), s.B, s.T, s.N, s.D, torch::kDouble, with_initial);
+      const Result got = in.run();
+      const torch::Tensor want = scalar_reference(in);
+      ASSERT_EQ(got.states_all.sizes(), want.sizes());
+      EXPECT_LT(max_abs_diff(got.states_all, want), 1e-12)
+          << "B=" << s.B << " T=" << s.T << " N=" << s.N << " D=" << s.D;
+      EXPECT_TRUE(got.last_states.equal(got.states_all.narrow(2, s.T - 1, 1)));
+      EXPECT_EQ(got.states_all.scalar_type(), torch::kDouble);
+    }
+  }
 }
+
+// Lower-precision inputs compute in float32 and return their own dtype.
+TEST_P(ForwardTest, LowerPrecisionInputsStayCloseToFloat64) {
+  torch::manual_seed(2);
+  const struct {
+    torch::Dtype dtype;
+    double tolerance;  // relative error bound per dtype (ANCHORS.md)
+  } cases[] = {{torch::kFloat, 1e-5}, {torch::kBFloat16, 2e-2}, {torch::kHalf, 5e-3}};
+  for (const auto& c : cases) {
+    const OpInputs exact = random_inputs(GetParam(), 4, 33, 2, 8);
+    OpInputs low = exact;
+    for (torch::Tensor* t : {&low.wx, &low.r, &low.b, &low.initial}) *t = t->to(c.dtype);
+    const Result got = low.run();
+    EXPECT_EQ(got.states_all.scalar_type(), c.dtype);
+    // Reference on the rounded inputs: what is left is the op's own error.
+    OpInputs rounded = low;
+    for (torch::Tensor* t : {&rounded.wx, &rounded.r, &rounded.b, &rounded.initial})
+      *t = t->to(torch::kDouble);
+    const torch::Tensor want = scalar_reference(rounded);
+    // m (sLSTM state 3) is a log-scale offset, compared absolutely below.
+    const int64_t compared = GetParam() == Cell::kSlstm ? 3 : want.size(0);
+    EXPECT_LT(relative_error(got.states_all.narrow(0, 0, compared), want.narrow(0, 0, compared)),
+              c.tolerance)
+        << c.dtype;
+  }
+}
+
+TEST_P(ForwardTest, NonContiguousInputsGiveTheSameResult) {
+  torch::manual_seed(3);
+  const OpInputs in = random_inputs(GetParam(), 3, 5, 2, 4);
+  OpInputs strided = in;
+  // Same values, transposed storage.
+  strided.wx = in.wx.transpose(0, 1).contiguous().transpose(0, 1);
+  strided.r = in.r.transpose(2, 3).contiguous().transpose(2, 3);
+  ASSERT_FALSE(strided.wx.is_contiguous());
+  ASSERT_FALSE(strided.r.is_contiguous());
+  EXPECT_TRUE(strided.run().states_all.equal(in.run().states_all));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCells, ForwardTest,
+                         ::testing::Values(Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace flashrnn::testing
