@@ -101,13 +101,20 @@ std::string Expr::to_string(const std::vector<std::string>& names) const {
         const bool negated = e.kind() == Kind::kProduct &&
                              e.operands()[0].kind() == Kind::kConstant &&
                              e.operands()[0].constant_value() == -1;
-        const Expr& shown = negated ? e.operands()[1] : e;
-        std::string text = shown.to_string(names);
-        if (negated && shown.kind() == Kind::kSum) text = "(" + text + ")";
+        const bool negative_constant = e.kind() == Kind::kConstant && e.constant_value() < 0;
+        std::string text;
+        if (negated) {
+          text = e.operands()[1].to_string(names);
+          if (e.operands()[1].kind() == Kind::kSum) text = "(" + text + ")";
+        } else if (negative_constant && i > 0) {
+          text = std::to_string(-e.constant_value());  // a + (-1) prints as a - 1
+        } else {
+          text = e.to_string(names);
+        }
         if (i == 0)
           s = negated ? "-" + text : text;
         else
-          s += (negated ? " - " : " + ") + text;
+          s += (negated || negative_constant ? " - " : " + ") + text;
       }
       return s;
     }

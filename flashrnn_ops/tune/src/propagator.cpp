@@ -168,8 +168,16 @@ bool Propagator::revise(int c, std::vector<Domain>& domains, Filtering filtering
 
   k.lhs.evaluate(domains, -1, 0, lhs_iv_);
   k.rhs.evaluate(domains, -1, 0, rhs_iv_);
-  if (!side_targets(k.relation, lhs_iv_.back(), rhs_iv_.back(), &lhs_iv_.back(), &rhs_iv_.back()))
+  if (!side_targets(k.relation, lhs_iv_.back(), rhs_iv_.back(), &lhs_iv_.back(), &rhs_iv_.back())) {
+    // A side that is a plain variable names the domain that emptied.
+    const FlatNode& lhs_root = k.lhs.nodes.back();
+    const FlatNode& rhs_root = k.rhs.nodes.back();
+    if (lhs_iv_.back().empty() && lhs_root.kind == Expr::Kind::kVariable)
+      return fail(c, lhs_root.variable);
+    if (rhs_iv_.back().empty() && rhs_root.kind == Expr::Kind::kVariable)
+      return fail(c, rhs_root.variable);
     return fail(c, -1);
+  }
   auto narrow_domain = [&](int variable, Interval target) {
     Domain& d = domains[variable];
     if (d.restrict_to(clamp_to_int64(target.lo), clamp_to_int64(target.hi))) {
