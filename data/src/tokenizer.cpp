@@ -109,10 +109,14 @@ void train_tokenizer(const TokenizerTrainOptions& o, const std::string& model_pa
 
 struct Tokenizer::Impl {
   sentencepiece::SentencePieceProcessor processor;
+  std::int32_t newline_id = -1;
 };
 
 Tokenizer::Tokenizer(const std::string& model_path) : impl_(std::make_unique<Impl>()) {
   check(impl_->processor.Load(model_path), "cannot load tokenizer model '" + model_path + "'");
+  // PieceToId answers unk for a missing piece.
+  const int id = impl_->processor.PieceToId("<0x0A>");
+  if (id != impl_->processor.unk_id()) impl_->newline_id = id;
 }
 
 Tokenizer::~Tokenizer() = default;
@@ -120,15 +124,40 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {
+  std::vector<std::int32_t> out;
   std::vector<int> ids;
-  check(impl_->processor.Encode({text.data(), text.size()}, &ids), "tokenizer encode failed");
-  return {ids.begin(), ids.end()};
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = text.find('\n', start);
+    std::string_view line = text.substr(start, end == std::string_view::npos ? end : end - start);
+    if (end != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) {
+      check(impl_->processor.Encode({line.data(), line.size()}, &ids), "tokenizer encode failed");
+      out.insert(out.end(), ids.begin(), ids.end());
+    }
+    if (end == std::string_view::npos) return out;
+    if (impl_->newline_id >= 0) out.push_back(impl_->newline_id);
+    start = end + 1;
+  }
 }
 
 std::string Tokenizer::decode(const std::vector<std::int32_t>& ids) const {
-  const std::vector<int> ints(ids.begin(), ids.end());
-  std::string text;
-  check(impl_->processor.Decode(ints, &text), "tokenizer decode failed");
+  std::string text, line;
+  std::vector<int> segment;
+  auto flush = [&] {
+    check(impl_->processor.Decode(segment, &line), "tokenizer decode failed");
+    text += line;
+    segment.clear();
+  };
+  for (const std::int32_t id : ids) {
+    if (impl_->newline_id >= 0 && id == impl_->newline_id) {
+      flush();
+      text += '\n';
+    } else {
+      segment.push_back(id);
+    }
+  }
+  flush();
   return text;
 }
 
@@ -137,6 +166,7 @@ std::int32_t Tokenizer::pad_id() const { return impl_->processor.pad_id(); }
 std::int32_t Tokenizer::unk_id() const { return impl_->processor.unk_id(); }
 std::int32_t Tokenizer::bos_id() const { return impl_->processor.bos_id(); }
 std::int32_t Tokenizer::eos_id() const { return impl_->processor.eos_id(); }
+std::int32_t Tokenizer::newline_id() const { return impl_->newline_id; }
 
 std::string Tokenizer::piece(std::int32_t id) const {
   if (id < 0 || id >= vocab_size()) {

@@ -5,6 +5,14 @@
 //
 // Special ids are fixed by training: pad 0, unk 1, bos 2, eos 3.
 //
+// Newlines: SentencePiece treats text as one line (a newline would become a
+// space), so encode() encodes each line on its own and puts the byte piece
+// <0x0A> between lines; decode() splits at that piece and joins the decoded
+// lines with '\n'. So decode(encode(text)) == text for text in SentencePiece's
+// normal form (no repeated, leading or trailing spaces on a line, NFKC).
+// Models trained without byte_fallback have no <0x0A>: their newlines are
+// dropped (lines run together as if separated by a space).
+//
 //   TokenizerTrainOptions options;
 //   options.input_files = {"corpus/a.txt"};
 //   options.vocab_size = 8192;
@@ -57,6 +65,7 @@ class Tokenizer {
   Tokenizer& operator=(Tokenizer&&) noexcept;
 
   // Encoding and decoding are thread-safe (SentencePiece's processor is).
+  // A '\r' before a '\n' is dropped.
   std::vector<std::int32_t> encode(std::string_view text) const;
   std::string decode(const std::vector<std::int32_t>& ids) const;
 
@@ -65,6 +74,7 @@ class Tokenizer {
   std::int32_t unk_id() const;
   std::int32_t bos_id() const;
   std::int32_t eos_id() const;
+  std::int32_t newline_id() const;  // -1 if the model has no <0x0A> piece
   std::string piece(std::int32_t id) const;
   // The model file's bytes (to export next to a checkpoint).
   std::string serialized_model() const;
