@@ -1,0 +1,213 @@
+// flashtrain-prepare: documents, the train/val split, and shards that hold
+// exactly [bos] + encode(document) + [eos] per document, in name order.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "flashtrain/data/error.h"
+#include "flashtrain/data/loader.h"
+#include "flashtrain/data/prepare.h"
+#include "flashtrain/data/shard_reader.h"
+#include "generated_text.h"
+#include "test_util.h"
+
+namespace flashtrain::data {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_error;
+using testing::ScratchDir;
+using testing::write_text;
+
+std::vector<std::string> names_of(const std::vector<Document>& documents) {
+  std::vector<std::string> names;
+  for (const auto& d : documents) names.push_back(d.name);
+  return names;
+}
+
+std::vector<std::int32_t> concatenated_tokens(const std::vector<std::string>& shard_paths) {
+  std::vector<std::int32_t> all;
+  for (const auto& path : shard_paths) {
+    const ShardReader shard(path);
+    const auto begin = all.size();
+    all.resize(begin + static_cast<std::size_t>(shard.token_count()));
+    shard.read(0, shard.token_count(), all.data() + begin);
+  }
+  return all;
+}
+
+TEST(PrepareDocuments, FindsTxtFilesByRelativeName) {
+  ScratchDir dir;
+  fs::create_directories(dir.path() / "corpus/b/deep");
+  fs::create_directories(dir.path() / "corpus/.cache");
+  write_text(dir.file("corpus/b/deep/z.txt"), "z");
+  write_text(dir.file("corpus/a.txt"), "a");
+  write_text(dir.file("corpus/notes.md"), "skipped: not .txt");
+  write_text(dir.file("corpus/.hidden.txt"), "skipped: hidden");
+  write_text(dir.file("corpus/.cache/x.txt"), "skipped: hidden directory");
+  write_text(dir.file("single.txt"), "s");
+  const auto docs = find_documents({dir.file("corpus"), dir.file("single.txt")});
+  EXPECT_EQ(names_of(docs), (std::vector<std::string>{"a.txt", "b/deep/z.txt", "single.txt"}));
+  EXPECT_EQ(docs[1].path, dir.file("corpus/b/deep/z.txt"));
+}
+
+TEST(PrepareDocuments, BadInputsAreClearErrors) {
+  ScratchDir dir;
+  fs::create_directories(dir.path() / "empty");
+  write_text(dir.file("a.txt"), "a");
+  fs::create_directories(dir.path() / "other");
+  write_text(dir.file("other/a.txt"), "a");
+  expect_error<DataError>([&] { find_documents({dir.file("nope")}); }, {"input", "nope", "does not exist"});
+  expect_error<DataError>([&] { find_documents({dir.file("empty")}); }, {"empty", "holds no *.txt file"});
+  expect_error<DataError>([&] { find_documents({dir.file("a.txt"), dir.file("other")}); },
+                          {"two documents are named 'a.txt'"});
+}
+
+std::vector<Document> numbered_documents(int n, int first = 0) {
+  std::vector<Document> docs;
+  for (int i = first; i < first + n; ++i) docs.push_back({"doc" + std::to_string(i) + ".txt", ""});
+  return docs;
+}
+
+TEST(PrepareSplit, HoldsOutAboutTheFractionAndEachDocumentDecidesAlone) {
+  const auto docs = numbered_documents(2000);
+  const DocumentSplit split = split_documents(docs, 0.1, 0);
+  EXPECT_EQ(split.train.size() + split.val.size(), 2000u);
+  // Binomial(2000, 0.1): mean 200, sd 13.4; allow 5 sd.
+  EXPECT_NEAR(static_cast<double>(split.val.size()), 200.0, 67.0);
+  // A document's side does not depend on the other documents.
+  const DocumentSplit half = split_documents(numbered_documents(1000, 1000), 0.1, 0);
+  for (const auto& d : half.val) {
+    EXPECT_TRUE(std::any_of(split.val.begin(), split.val.end(), [&](const Document& v) { return v.name == d.name; }));
+  }
+  // Another seed draws another split.
+  EXPECT_NE(names_of(split_documents(docs, 0.1, 1).val), names_of(split.val));
+}
+
+TEST(PrepareSplit, SmallSetsStillGetBothSides) {
+  const DocumentSplit two = split_documents(numbered_documents(2), 0.01, 0);
+  EXPECT_EQ(two.train.size(), 1u);
+  EXPECT_EQ(two.val.size(), 1u);
+  const DocumentSplit none = split_documents(numbered_documents(5), 0.0, 0);
+  EXPECT_EQ(none.val.size(), 0u);
+  EXPECT_EQ(split_documents(numbered_documents(1), 0.5, 0).train.size(), 1u);
+  expect_error<DataError>([] { split_documents(numbered_documents(3), 1.0, 0); }, {"val_fraction", "[0, 1)"});
+}
+
+class PrepareRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_.path() / "docs");
+    for (int d = 0; d < 40; ++d) {
+      write_text(dir_.file("docs/doc" + std::to_string(100 + d) + ".txt"),
+                 testing::generated_document(static_cast<std::uint64_t>(d), 12 + d % 7));
+    }
+  }
+
+  PrepareOptions options(const std::string& out, int threads) const {
+    PrepareOptions o;
+    o.inputs = {dir_.file("docs")};
+    o.output_dir = dir_.file(out);
+    o.tokenizer_model = dir_.file(out + "/tokenizer.model");
+    o.train_tokenizer = true;
+    o.tokenizer_options.vocab_size = 600;
+    o.val_fraction = 0.1;
+    o.shard_tokens = 3000;
+    o.threads = threads;
+    o.progress = false;
+    return o;
+  }
+
+  ScratchDir dir_;
+};
+
+TEST_F(PrepareRun, ShardsHoldEachDocumentInOrder) {
+  fs::create_directories(dir_.path() / "out");
+  write_text(dir_.file("out/train_000099.bin"), "left over from an earlier run");
+  const PrepareOptions o = options("out", 3);
+  const PrepareReport report = prepare_shards(o);
+
+  const Tokenizer tok(o.tokenizer_model);
+  const DocumentSplit split = split_documents(find_documents(o.inputs), 0.1, 0);
+  ASSERT_FALSE(split.val.empty());
+  for (const auto& [documents, shards] : {std::pair{split.train, report.train.shards},
+                                          std::pair{split.val, report.val.shards}}) {
+    std::vector<std::int32_t> expected;
+    for (const Document& d : documents) {
+      std::ifstream in(d.path);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      expected.push_back(tok.bos_id());
+      const auto ids = tok.encode(text);
+      expected.insert(expected.end(), ids.begin(), ids.end());
+      expected.push_back(tok.eos_id());
+      EXPECT_EQ(tok.decode(ids), text) << d.name;
+    }
+    EXPECT_EQ(concatenated_tokens(shards), expected);
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      const ShardReader shard(shards[i]);
+      EXPECT_EQ(shard.format(), TokenFormat::kUint16);
+      if (i + 1 < shards.size()) EXPECT_EQ(shard.token_count(), 3000);
+      else EXPECT_LE(shard.token_count(), 3000);
+    }
+  }
+  EXPECT_GE(report.train.shards.size(), 3u);
+  EXPECT_EQ(report.train.documents + report.val.documents, 40);
+  EXPECT_EQ(report.vocab_size, 600);
+  EXPECT_FALSE(fs::exists(dir_.file("out/train_000099.bin"))) << "stale shard kept";
+
+  std::ifstream manifest_file(dir_.file("out/prepare.json"));
+  const auto manifest = nlohmann::json::parse(manifest_file);
+  EXPECT_EQ(manifest["train"]["tokens"], report.train.tokens);
+  EXPECT_EQ(manifest["val"]["document_names"], nlohmann::json(names_of(split.val)));
+  EXPECT_EQ(manifest["tokenizer"]["vocab_size"], 600);
+
+  // The loader reads what prepare wrote.
+  ShardLoader loader({find_shards(dir_.file("out/train_*.bin")), 4, 64, 0, 0, 1, true, 600});
+  EXPECT_EQ(loader.next().tokens.size(), 4u * 65u);
+}
+
+TEST_F(PrepareRun, OutputDoesNotDependOnThreads) {
+  const PrepareReport one = prepare_shards(options("one", 1));
+  const PrepareReport four = prepare_shards(options("four", 4));
+  EXPECT_EQ(testing::read_bytes(dir_.file("one/tokenizer.model")),
+            testing::read_bytes(dir_.file("four/tokenizer.model")));
+  ASSERT_EQ(one.train.shards.size(), four.train.shards.size());
+  for (std::size_t i = 0; i < one.train.shards.size(); ++i) {
+    EXPECT_EQ(testing::read_bytes(one.train.shards[i]), testing::read_bytes(four.train.shards[i]));
+  }
+  EXPECT_EQ(concatenated_tokens(one.val.shards), concatenated_tokens(four.val.shards));
+}
+
+TEST_F(PrepareRun, MissingTokenizerIsAClearError) {
+  PrepareOptions o = options("out", 1);
+  o.train_tokenizer = false;
+  expect_error<DataError>([&] { prepare_shards(o); }, {"tokenizer model", "does not exist", "--train-tokenizer"});
+}
+
+int run(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(PrepareRun, CommandLineTool) {
+  const std::string tool = FLASHTRAIN_PREPARE_TOOL;
+  EXPECT_EQ(run(tool + " --output " + dir_.file("cli") + " --train-tokenizer --vocab-size 600 " +
+                "--shard-tokens 5000 --val-fraction 0.1 --quiet " + dir_.file("docs") + " > " +
+                dir_.file("cli.log")),
+            0);
+  EXPECT_TRUE(fs::exists(dir_.file("cli/train_000000.bin")));
+  EXPECT_TRUE(fs::exists(dir_.file("cli/val_000000.bin")));
+  EXPECT_TRUE(fs::exists(dir_.file("cli/tokenizer.model")));
+  EXPECT_EQ(run(tool + " --output x --bogus 2> /dev/null"), 2);
+  EXPECT_EQ(run(tool + " --output x --vocab-size many in 2> /dev/null"), 2);
+  EXPECT_EQ(run(tool + " --output " + dir_.file("cli2") + " --quiet " + dir_.file("docs") + " 2> /dev/null"), 1)
+      << "no tokenizer and no --train-tokenizer";
+}
+
+}  // namespace
+}  // namespace flashtrain::data
