@@ -7,6 +7,7 @@
 #include <torch/autograd.h>
 
 #include "cells/registry.h"
+#include "recurrence.h"
 #include "validate.h"
 #include "vanilla/vanilla_backend.h"
 
@@ -52,79 +53,70 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Float inputs of every width compute in float32; float64 stays float64 (tests).
-at::ScalarType compute_type(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
+// ctx->saved_data keys of Saved and Problem.
+void save(AutogradContext* ctx, const Problem& problem, const Saved& s) {
+  auto& d = ctx->saved_data;
+  d["r_heads"] = s.r_heads;
+  d["s0"] = s.s0;
+  d["reset"] = s.reset;
+  d["states"] = s.states;
+  d["cache"] = s.cache;
+  d["h_gemm"] = s.h_gemm;
+  d["types"] = std::vector<int64_t>{int64_t(s.wx_type), int64_t(s.r_type), int64_t(s.b_type)};
+  d["biases"] = s.biases;
+  d["cell"] = int64_t(problem.cell);
+  d["cut"] = problem.gradient_recurrent_cut;
+  d["clip"] = problem.gradient_recurrent_clip;
+  d["forward_clip"] = problem.forward_clip;
+}
 
-// The one recurrent autograd function; its backward is the backend's backward.
+std::pair<Problem, Saved> load(AutogradContext* ctx) {
+  auto& d = ctx->saved_data;
+  Problem problem{static_cast<Cell>(d["cell"].toInt()), d["cut"].toBool(), d["clip"].toDouble(),
+                  d["forward_clip"].toDouble()};
+  Saved s;
+  s.r_heads = d["r_heads"].toTensor();
+  s.s0 = d["s0"].toTensor();
+  s.reset = d["reset"].toTensor();
+  s.states = d["states"].toTensor();
+  s.cache = d["cache"].toTensor();
+  s.h_gemm = d["h_gemm"].toTensor();
+  const auto types = d["types"].toIntVector();
+  s.wx_type = static_cast<at::ScalarType>(types[0]);
+  s.r_type = static_cast<at::ScalarType>(types[1]);
+  s.b_type = static_cast<at::ScalarType>(types[2]);
+  s.biases = d["biases"].toInt();
+  return {problem, s};
+}
+
+// The one recurrent autograd function; forward and backward are the backend's.
 class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& wx, const at::Tensor& r,
                                const at::Tensor& b,
                                const std::optional<at::Tensor>& initial_states,
-                               const std::optional<at::Tensor>& reset, int64_t cell, bool gradient_recurrent_cut,
-                               double gradient_recurrent_clip, double forward_clip) {
-    const at::ScalarType ct = compute_type(wx.scalar_type());
-    const int64_t batch = wx.size(0), steps = wx.size(1), heads = wx.size(3), dim = wx.size(4);
-    const int64_t num_states = cell_layout(static_cast<Cell>(cell)).states;
-
-    vanilla::ForwardInputs in;
-    in.cell = static_cast<Cell>(cell);
-    in.wx = wx.to(ct).contiguous();
-    in.r = r.to(ct).contiguous();
-    in.b = b.to(ct).contiguous();
-    in.s0 = initial_states
-                ? initial_states->squeeze(2).permute({1, 0, 2, 3}).to(ct).contiguous()
-                : at::zeros({batch, num_states, heads, dim}, in.wx.options());
-    if (reset) in.reset = reset->contiguous();
-    in.forward_clip = forward_clip;
-    vanilla::ForwardOutputs out = vanilla::forward(in);
-
-    // [T, B, S, N, D] -> [S, B, T, N, D] in the input dtype.
-    at::Tensor states_all = out.states.permute({2, 1, 0, 3, 4}).to(wx.scalar_type()).contiguous();
-    at::Tensor last_states = states_all.narrow(2, steps - 1, 1).clone();
-
-    ctx->saved_data["wx"] = in.wx;
-    ctx->saved_data["r"] = in.r;
-    ctx->saved_data["b"] = in.b;
-    ctx->saved_data["s0"] = in.s0;
-    ctx->saved_data["reset"] = in.reset;
-    ctx->saved_data["states"] = out.states;
-    ctx->saved_data["cache"] = out.cache;
+                               const std::optional<at::Tensor>& reset, int64_t cell,
+                               bool gradient_recurrent_cut, double gradient_recurrent_clip,
+                               double forward_clip) {
+    const Problem problem{static_cast<Cell>(cell), gradient_recurrent_cut,
+                          gradient_recurrent_clip, forward_clip};
+    Inputs in{wx, r, b, initial_states.value_or(at::Tensor()),
+              reset ? reset->contiguous() : at::Tensor()};
+    ForwardResult result = vanilla::forward(problem, in);
+    save(ctx, problem, result.saved);
     ctx->saved_data["has_initial_states"] = initial_states.has_value();
-    ctx->saved_data["cell"] = cell;
-    ctx->saved_data["cut"] = gradient_recurrent_cut;
-    ctx->saved_data["clip"] = gradient_recurrent_clip;
-    ctx->saved_data["dtypes"] = std::vector<int64_t>{
-        int64_t(wx.scalar_type()), int64_t(r.scalar_type()), int64_t(b.scalar_type())};
-    return {states_all, last_states};
+    const int64_t steps = wx.size(1);
+    at::Tensor last_states = result.states_all.narrow(2, steps - 1, 1).clone();
+    return {result.states_all, last_states};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    auto& saved = ctx->saved_data;
-    vanilla::ForwardInputs in;
-    in.cell = static_cast<Cell>(saved["cell"].toInt());
-    in.wx = saved["wx"].toTensor();
-    in.r = saved["r"].toTensor();
-    in.b = saved["b"].toTensor();
-    in.s0 = saved["s0"].toTensor();
-    in.reset = saved["reset"].toTensor();
-    vanilla::ForwardOutputs out{saved["states"].toTensor(), saved["cache"].toTensor()};
-    const int64_t steps = in.wx.size(1);
-
-    // External gradients of states_all and last_states, as [T, B, S, N, D].
-    at::Tensor d_states = at::zeros_like(out.states);
-    if (grads[0].defined()) d_states += grads[0].permute({2, 1, 0, 3, 4}).to(d_states.dtype());
-    if (grads[1].defined())
-      d_states[steps - 1] += grads[1].select(2, 0).permute({1, 0, 2, 3}).to(d_states.dtype());
-
-    const vanilla::Gradients g = vanilla::backward(in, out, d_states, saved["cut"].toBool(),
-                                                   saved["clip"].toDouble());
-    const auto dtypes = saved["dtypes"].toIntVector();
-    const auto type_of = [&](int i) { return static_cast<at::ScalarType>(dtypes[i]); };
+    const auto [problem, saved] = load(ctx);
+    const Gradients g = vanilla::backward(problem, saved, {grads[0], grads[1]});
     at::Tensor d_initial_states;  // no gradient for states the caller did not pass
-    if (saved["has_initial_states"].toBool())
-      d_initial_states = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(type_of(0));
-    return {g.d_wx.to(type_of(0)), g.d_r.to(type_of(1)), g.d_b.to(type_of(2)), d_initial_states,
+    if (ctx->saved_data["has_initial_states"].toBool())
+      d_initial_states = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(saved.wx_type);
+    return {g.d_wx, g.d_r, g.d_b, d_initial_states,
             at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

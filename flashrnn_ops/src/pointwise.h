@@ -1,10 +1,11 @@
-// The pointwise half of one time step, as plain parameter structs and a
-// per-element function templated on the cell. No torch: the CPU loop
-// (pointwise_cpu.cpp) and the CUDA kernels (pointwise_cuda.cu) both call it.
+// The pointwise half of a time step, as plain parameter structs and per-element
+// functions templated on the cell. No torch: the CPU loop and the CUDA kernels
+// of every backend call these functions.
 //
-// Every per-step array is laid out [B, slots, ND] (ND = heads × head dim) with
-// its own batch stride, so slices of the user's [B, T, G, N, D] tensors are
-// used in place.
+// T is the compute type (float; double for the float64 reference), S the
+// storage type of the tensors the caller sees (bf16, fp16, float, double).
+// A Slots<> view addresses any [T, B, slots, N, D] tensor with its own strides
+// (D contiguous), so user tensors are read and written in place.
 #pragma once
 
 #include <cstdint>
@@ -13,80 +14,172 @@
 
 namespace flashrnn {
 
-template <class T>
+template <class V>
 struct Slots {
-  T* ptr = nullptr;
-  int64_t batch_stride = 0;  // elements between batch rows; slot stride is ND
+  V* ptr = nullptr;
+  int64_t time_stride = 0, batch_stride = 0, slot_stride = 0, head_stride = 0;
 
-  FLASHRNN_HD T& at(int64_t b, int k, int64_t j, int64_t nd) const {
-    return ptr[b * batch_stride + k * nd + j];
+  FLASHRNN_HD V& at(int64_t t, int64_t b, int k, int64_t n, int64_t d) const {
+    return ptr[t * time_stride + b * batch_stride + k * slot_stride + n * head_stride + d];
   }
 };
 
-template <class T>
-struct PointwiseForwardParams {
-  int64_t batch = 0;
-  int64_t nd = 0;
-  Slots<const T> wx;      // [B, Gx, ND]  input pre-activations of this step
-  Slots<const T> rh;      // [B, Gx, ND]  R·h_{t-1}
-  const T* bias = nullptr;  // [Gb, ND]
-  Slots<const T> s_prev;  // [B, S, ND]
-  Slots<T> s_next;        // [B, S, ND]
-  Slots<T> cache;         // [B, C, ND]   what the cell's backward needs
-  T forward_clip = 0;     // > 0: clamp h_t
+struct Extent {
+  int64_t steps = 0, batch = 0, heads = 0, head_dim = 0;
+
+  FLASHRNN_HD int64_t elements_per_step() const { return batch * heads * head_dim; }
 };
 
-template <class T>
-struct PointwiseBackwardParams {
-  int64_t batch = 0;
-  int64_t nd = 0;
-  Slots<const T> cache;   // [B, C, ND]
-  Slots<const T> s_prev;  // [B, S, ND]
-  Slots<const T> s_next;  // [B, S, ND]
-  Slots<const T> ds;      // [B, S, ND]  total gradient of s_next
-  Slots<T> dwx;           // [B, Gx, ND]
-  Slots<T> drh;           // [B, Gx, ND]
-  Slots<T> db;            // [B, Gb, ND] per batch row; the caller sums over B
-  Slots<T> ds_prev;       // [B, S, ND]  gradient of s_prev not passing through R
+// Optional per-sample reset mask [B, T]: step t of row b starts from s0.
+struct ResetMask {
+  const bool* ptr = nullptr;
+  int64_t batch_stride = 0, time_stride = 0;
+
+  FLASHRNN_HD bool at(int64_t b, int64_t t) const {
+    return ptr != nullptr && ptr[b * batch_stride + t * time_stride];
+  }
 };
 
-// One element e ∈ [0, B·ND) of the forward step.
-template <class Cell, class T>
-FLASHRNN_HD void pointwise_forward_element(const PointwiseForwardParams<T>& p, int64_t e) {
-  const int64_t b = e / p.nd, j = e % p.nd;
+template <class T, class S>
+struct ForwardStepParams {
+  Extent extent;
+  Slots<const S> wx;     // [T, B, Gx, N, D] input pre-activations
+  Slots<const T> rh;     // [B, Gx, N, D]    R·h of the current step (time_stride 0)
+  Slots<const S> bias;   // [Gb, N, D]       (time and batch strides 0)
+  Slots<const T> s0;     // [B, S, N, D]     initial states (time_stride 0)
+  ResetMask reset;
+  Slots<T> states;       // [T, B, S, N, D]  states after each step, compute type
+  Slots<T> cache;        // [T, B, C, N, D]  what the cell's backward needs
+  Slots<S> states_out;   // optional: the user's [S, B, T, N, D] output
+  Slots<S> h_gemm;       // optional: [T, B, 1, N, D] the h that step t multiplies with R;
+                         // step t writes entry t+1 (s0's h where row b resets at t+1)
+  T forward_clip = 0;    // > 0: clamp h_t
+};
+
+template <class T, class S>
+struct BackwardStepParams {
+  Extent extent;
+  Slots<const T> cache, states, s0;  // as the forward wrote them
+  ResetMask reset;
+  Slots<const S> d_states;  // optional: external gradient of states_all [S, B, T, N, D]
+  Slots<const S> d_last;    // optional: external gradient of last_states (time_stride 0)
+  Slots<const T> dh_rec;    // optional: Σ_k R_kᵀ δ(R h)_k of step t+1, [B, 1, N, D]
+  T gradient_clip = 0;      // > 0: clamp dh_rec
+  Slots<T> carry;           // [B, S, N, D] gradient of s_t from step t+1 not through R;
+                            // read, then overwritten with this step's
+  Slots<S> d_wx;            // [T, B, Gx, N, D]
+  Slots<S> d_rh;            // [T, B, Gx, N, D] gradient of R·h (for the R-side GEMMs)
+  Slots<T> d_bias;          // [B, Gb, N, D] accumulated over steps (start at zero)
+  Slots<T> d_s0;            // [B, S, N, D]  accumulated over steps (start at zero)
+};
+
+namespace detail {
+
+template <class T, class S> FLASHRNN_HD T load(const S& v) { return static_cast<T>(v); }
+template <class S, class T> FLASHRNN_HD S store(T v) { return static_cast<S>(v); }
+
+// Element e of a step -> (b, n, d).
+struct Index {
+  int64_t b, n, d;
+  FLASHRNN_HD Index(const Extent& x, int64_t e)
+      : b(e / (x.heads * x.head_dim)), n((e / x.head_dim) % x.heads), d(e % x.head_dim) {}
+};
+
+}  // namespace detail
+
+// Step t, element e ∈ [0, B·N·D) of the forward.
+template <class Cell, class T, class S>
+FLASHRNN_HD void forward_step_element(const ForwardStepParams<T, S>& p, int64_t t, int64_t e) {
+  using detail::load;
+  const detail::Index i(p.extent, e);
   T wx[Cell::kGates], rh[Cell::kGates], bias[Cell::kBiases];
   T s_prev[Cell::kStates], s_next[Cell::kStates], cache[Cell::kCache];
   for (int k = 0; k < Cell::kGates; ++k) {
-    wx[k] = p.wx.at(b, k, j, p.nd);
-    rh[k] = p.rh.at(b, k, j, p.nd);
+    wx[k] = load<T>(p.wx.at(t, i.b, k, i.n, i.d));
+    rh[k] = p.rh.at(0, i.b, k, i.n, i.d);
   }
-  for (int k = 0; k < Cell::kBiases; ++k) bias[k] = p.bias[k * p.nd + j];
-  for (int s = 0; s < Cell::kStates; ++s) s_prev[s] = p.s_prev.at(b, s, j, p.nd);
+  for (int k = 0; k < Cell::kBiases; ++k) bias[k] = load<T>(p.bias.at(0, 0, k, i.n, i.d));
+  const bool from_initial = t == 0 || p.reset.at(i.b, t);
+  for (int s = 0; s < Cell::kStates; ++s)
+    s_prev[s] = from_initial ? p.s0.at(0, i.b, s, i.n, i.d) : p.states.at(t - 1, i.b, s, i.n, i.d);
+
   Cell::forward(wx, rh, bias, s_prev, s_next, cache);
   if (p.forward_clip > T(0)) s_next[0] = cells::clamp_(s_next[0], -p.forward_clip, p.forward_clip);
-  for (int s = 0; s < Cell::kStates; ++s) p.s_next.at(b, s, j, p.nd) = s_next[s];
-  for (int c = 0; c < Cell::kCache; ++c) p.cache.at(b, c, j, p.nd) = cache[c];
+
+  for (int s = 0; s < Cell::kStates; ++s) p.states.at(t, i.b, s, i.n, i.d) = s_next[s];
+  for (int c = 0; c < Cell::kCache; ++c) p.cache.at(t, i.b, c, i.n, i.d) = cache[c];
+  if (p.states_out.ptr)
+    for (int s = 0; s < Cell::kStates; ++s)
+      p.states_out.at(t, i.b, s, i.n, i.d) = detail::store<S>(s_next[s]);
+  if (p.h_gemm.ptr && t + 1 < p.extent.steps) {
+    const T h = p.reset.at(i.b, t + 1) ? p.s0.at(0, i.b, 0, i.n, i.d) : s_next[0];
+    p.h_gemm.at(t + 1, i.b, 0, i.n, i.d) = detail::store<S>(h);
+  }
 }
 
-// One element e ∈ [0, B·ND) of the backward step.
-template <class Cell, class T>
-FLASHRNN_HD void pointwise_backward_element(const PointwiseBackwardParams<T>& p, int64_t e) {
-  const int64_t b = e / p.nd, j = e % p.nd;
-  T cache[Cell::kCache], s_prev[Cell::kStates], s_next[Cell::kStates], ds[Cell::kStates];
-  T dwx[Cell::kGates], drh[Cell::kGates], db[Cell::kBiases], ds_prev[Cell::kStates];
-  for (int c = 0; c < Cell::kCache; ++c) cache[c] = p.cache.at(b, c, j, p.nd);
+// Σ_k R_kᵀ δ(R h)_k as it reaches h: zero when cut (no dh_rec), clamped when clipped.
+template <class T, class S>
+FLASHRNN_HD T gradient_through_r(const BackwardStepParams<T, S>& p, const detail::Index& i) {
+  if (!p.dh_rec.ptr) return T(0);
+  const T g = p.dh_rec.at(0, i.b, 0, i.n, i.d);
+  return p.gradient_clip > T(0) ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
+}
+
+// The gradient reaching s_t from step t+1 (nothing at t = T-1). Where row b
+// resets at t+1, step t+1 did not read s_t: the gradient goes to the initial states.
+template <class Cell, class T, class S>
+FLASHRNN_HD void incoming_gradient(const BackwardStepParams<T, S>& p, int64_t t,
+                                   const detail::Index& i, T* incoming) {
+  const bool last = t + 1 == p.extent.steps;
+  for (int s = 0; s < Cell::kStates; ++s)
+    incoming[s] = last ? T(0) : p.carry.at(0, i.b, s, i.n, i.d);
+  if (last) return;
+  incoming[0] += gradient_through_r(p, i);
+  if (p.reset.at(i.b, t + 1)) {
+    for (int s = 0; s < Cell::kStates; ++s) {
+      p.d_s0.at(0, i.b, s, i.n, i.d) += incoming[s];
+      incoming[s] = T(0);
+    }
+  }
+}
+
+// Step t, element e of the backward (steps run T-1 … 0).
+template <class Cell, class T, class S>
+FLASHRNN_HD void backward_step_element(const BackwardStepParams<T, S>& p, int64_t t, int64_t e) {
+  using detail::load;
+  const detail::Index i(p.extent, e);
+  T ds[Cell::kStates];
+  incoming_gradient<Cell>(p, t, i, ds);
+  if (p.d_states.ptr)
+    for (int s = 0; s < Cell::kStates; ++s) ds[s] += load<T>(p.d_states.at(t, i.b, s, i.n, i.d));
+  if (p.d_last.ptr && t + 1 == p.extent.steps)
+    for (int s = 0; s < Cell::kStates; ++s) ds[s] += load<T>(p.d_last.at(0, i.b, s, i.n, i.d));
+
+  T cache[Cell::kCache], s_prev[Cell::kStates], s_next[Cell::kStates];
+  const bool from_initial = t == 0 || p.reset.at(i.b, t);
+  for (int c = 0; c < Cell::kCache; ++c) cache[c] = p.cache.at(t, i.b, c, i.n, i.d);
   for (int s = 0; s < Cell::kStates; ++s) {
-    s_prev[s] = p.s_prev.at(b, s, j, p.nd);
-    s_next[s] = p.s_next.at(b, s, j, p.nd);
-    ds[s] = p.ds.at(b, s, j, p.nd);
+    s_prev[s] = from_initial ? p.s0.at(0, i.b, s, i.n, i.d) : p.states.at(t - 1, i.b, s, i.n, i.d);
+    s_next[s] = p.states.at(t, i.b, s, i.n, i.d);
   }
+  T dwx[Cell::kGates], drh[Cell::kGates], db[Cell::kBiases], ds_prev[Cell::kStates];
   Cell::backward(cache, s_prev, s_next, ds, dwx, drh, db, ds_prev);
+
   for (int k = 0; k < Cell::kGates; ++k) {
-    p.dwx.at(b, k, j, p.nd) = dwx[k];
-    p.drh.at(b, k, j, p.nd) = drh[k];
+    p.d_wx.at(t, i.b, k, i.n, i.d) = detail::store<S>(dwx[k]);
+    p.d_rh.at(t, i.b, k, i.n, i.d) = detail::store<S>(drh[k]);
   }
-  for (int k = 0; k < Cell::kBiases; ++k) p.db.at(b, k, j, p.nd) = db[k];
-  for (int s = 0; s < Cell::kStates; ++s) p.ds_prev.at(b, s, j, p.nd) = ds_prev[s];
+  for (int k = 0; k < Cell::kBiases; ++k) p.d_bias.at(0, i.b, k, i.n, i.d) += db[k];
+  for (int s = 0; s < Cell::kStates; ++s) p.carry.at(0, i.b, s, i.n, i.d) = ds_prev[s];
+}
+
+// After step 0: what reaches the initial states (carry and, for h, through R).
+template <class Cell, class T, class S>
+FLASHRNN_HD void initial_state_gradient_element(const BackwardStepParams<T, S>& p, int64_t e) {
+  const detail::Index i(p.extent, e);
+  for (int s = 0; s < Cell::kStates; ++s)
+    p.d_s0.at(0, i.b, s, i.n, i.d) +=
+        p.carry.at(0, i.b, s, i.n, i.d) + (s == 0 ? gradient_through_r(p, i) : T(0));
 }
 
 }  // namespace flashrnn

@@ -3,108 +3,131 @@
 #include <ATen/ATen.h>
 
 #include "cells/registry.h"
-#include "pointwise_dispatch.h"
+#include "tensor_slots.h"
+#include "vanilla/pointwise_steps.h"
 
 namespace flashrnn::vanilla {
 namespace {
 
-int cache_slots(Cell cell) {
-  return cells::dispatch_cell(cell, [](auto c) { return decltype(c)::kCache; });
+Extent extent_of(const at::Tensor& states) {  // [T, B, S, N, D]
+  return {states.size(0), states.size(1), states.size(3), states.size(4)};
 }
 
-// R as one matrix per head: [N, Gx·D, D], row (g, i) of head n is R[g, n, i, :].
-at::Tensor heads_major(const at::Tensor& r) {
-  const int64_t gates = r.size(0), heads = r.size(1), dim = r.size(2);
-  return r.permute({1, 0, 2, 3}).reshape({heads, gates * dim, dim});
+template <class T>
+ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
+  const at::ScalarType ct = compute_type(in.wx.scalar_type());
+  const int64_t B = in.wx.size(0), steps = in.wx.size(1), G = in.wx.size(2);
+  const int64_t N = in.wx.size(3), D = in.wx.size(4);
+  const int num_states = cell_layout(problem.cell).states;
+  const auto opts = in.wx.options().dtype(ct);
+
+  Saved saved;
+  saved.wx_type = in.wx.scalar_type();
+  saved.r_type = in.r.scalar_type();
+  saved.b_type = in.b.scalar_type();
+  saved.biases = in.b.size(0);
+  saved.r_heads = heads_major(in.r, ct);
+  saved.s0 = initial_states_internal(in, num_states, ct);
+  saved.reset = in.reset;
+  saved.states = at::empty({steps, B, num_states, N, D}, opts);
+  saved.cache = at::empty({steps, B, cache_slots(problem.cell), N, D}, opts);
+  saved.h_gemm = at::empty({steps, B, N, D}, opts);
+  saved.h_gemm[0].copy_(saved.s0.select(1, 0));
+  const at::Tensor wx = in.wx.to(ct).contiguous();
+  const at::Tensor bias = in.b.to(ct).contiguous();
+  const at::Tensor rh = at::empty({N, B, G, D}, opts);
+
+  ForwardStepParams<T, T> p;
+  p.extent = extent_of(saved.states);
+  p.wx = slots<const T>(wx, 1, 0, 2, 3);
+  p.rh = slots<const T>(rh, kBroadcast, 1, 2, 0);
+  p.bias = slots<const T>(bias, kBroadcast, kBroadcast, 0, 1);
+  p.s0 = slots<const T>(saved.s0, kBroadcast, 0, 1, 2);
+  p.reset = reset_mask_of(saved.reset);
+  p.states = slots<T>(saved.states, 0, 1, 2, 3);
+  p.cache = slots<T>(saved.cache, 0, 1, 2, 3);
+  p.h_gemm = slots<T>(saved.h_gemm, 0, 1, kBroadcast, 2);
+  p.forward_clip = static_cast<T>(problem.forward_clip);
+
+  const at::Tensor r_t = saved.r_heads.transpose(1, 2);  // [N, D, Gx·D]
+  at::Tensor rh_rows = rh.view({N, B, G * D});
+  for (int64_t t = 0; t < steps; ++t) {
+    at::bmm_out(rh_rows, saved.h_gemm[t].transpose(0, 1), r_t);  // [N, B, D] x [N, D, Gx·D]
+    forward_step<T>(problem.cell, p, t, in.wx.device());
+  }
+  // [T, B, S, N, D] -> [S, B, T, N, D] in the input dtype.
+  at::Tensor states_all = saved.states.permute({2, 1, 0, 3, 4}).to(saved.wx_type).contiguous();
+  return {states_all, saved};
 }
 
-// R·h for every gate and head: h [B, N, D] -> [B, Gx, N, D].
-at::Tensor recurrent_term(const at::Tensor& r_heads, const at::Tensor& h, int64_t gates) {
-  const int64_t batch = h.size(0), heads = h.size(1), dim = h.size(2);
-  const at::Tensor rh = at::matmul(r_heads, h.permute({1, 2, 0}));  // [N, Gx·D, B]
-  return rh.view({heads, gates, dim, batch}).permute({3, 1, 0, 2}).contiguous();
-}
+template <class T>
+Gradients backward_typed(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
+  const int64_t steps = saved.states.size(0), B = saved.states.size(1);
+  const int64_t N = saved.states.size(3), D = saved.states.size(4);
+  const int64_t G = saved.r_heads.size(1) / D;
+  const auto opts = saved.states.options();
+  const at::ScalarType ct = saved.states.scalar_type();
 
-// Σ_g R[g, n]ᵀ δ[b, g, n]: drh [B, Gx, N, D] -> [B, N, D].
-at::Tensor recurrent_term_transposed(const at::Tensor& r_heads, const at::Tensor& drh) {
-  const int64_t batch = drh.size(0), gates = drh.size(1), heads = drh.size(2), dim = drh.size(3);
-  const at::Tensor d = drh.permute({2, 1, 3, 0}).reshape({heads, gates * dim, batch});
-  return at::matmul(r_heads.transpose(1, 2), d).permute({2, 0, 1});  // [B, N, D]
-}
+  at::Tensor d_wx = at::empty({B, steps, G, N, D}, opts);
+  at::Tensor d_rh = at::empty({N, steps, B, G, D}, opts);
+  at::Tensor d_bias = at::zeros({B, saved.biases, N, D}, opts);
+  at::Tensor d_s0 = at::zeros_like(saved.s0);
+  at::Tensor carry = at::empty_like(saved.s0);
+  at::Tensor dh_rec = at::empty({N, B, D}, opts);
+  const at::Tensor d_states =
+      grads.d_states_all.defined() ? grads.d_states_all.to(ct).contiguous() : at::Tensor();
+  const at::Tensor d_last = grads.d_last.defined() ? grads.d_last.to(ct).contiguous() : at::Tensor();
 
-// The states step t starts from: s_{t-1}, or s0 where the reset mask is set.
-at::Tensor previous_states(const ForwardInputs& in, const at::Tensor& states, int64_t t) {
-  const at::Tensor prev = t == 0 ? in.s0 : states[t - 1];
-  if (!in.reset.defined()) return prev;
-  const at::Tensor mask = in.reset.select(1, t).view({-1, 1, 1, 1});
-  return at::where(mask, in.s0, prev);
+  BackwardStepParams<T, T> p;
+  p.extent = extent_of(saved.states);
+  p.cache = slots<const T>(saved.cache, 0, 1, 2, 3);
+  p.states = slots<const T>(saved.states, 0, 1, 2, 3);
+  p.s0 = slots<const T>(saved.s0, kBroadcast, 0, 1, 2);
+  p.reset = reset_mask_of(saved.reset);
+  if (d_states.defined()) p.d_states = slots<const T>(d_states, 2, 1, 0, 3);
+  if (d_last.defined()) p.d_last = slots<const T>(d_last, kBroadcast, 1, 0, 3);
+  if (!problem.gradient_recurrent_cut) p.dh_rec = slots<const T>(dh_rec, kBroadcast, 1, kBroadcast, 0);
+  p.gradient_clip = static_cast<T>(problem.gradient_recurrent_clip);
+  p.carry = slots<T>(carry, kBroadcast, 0, 1, 2);
+  p.d_wx = slots<T>(d_wx, 1, 0, 2, 3);
+  p.d_rh = slots<T>(d_rh, 1, 2, 3, 0);
+  p.d_bias = slots<T>(d_bias, kBroadcast, 0, 1, 2);
+  p.d_s0 = slots<T>(d_s0, kBroadcast, 0, 1, 2);
+
+  // Σ_k R_kᵀ δ(R h)_k of step t: [N, B, Gx·D] x [N, Gx·D, D] -> [N, B, D].
+  const auto through_r = [&](int64_t t) {
+    if (!problem.gradient_recurrent_cut)
+      at::bmm_out(dh_rec, d_rh.select(1, t).view({N, B, G * D}), saved.r_heads);
+  };
+  const c10::Device device = saved.states.device();
+  for (int64_t t = steps - 1; t >= 0; --t) {
+    if (t + 1 < steps) through_r(t + 1);
+    backward_step<T>(problem.cell, p, t, device);
+  }
+  through_r(0);
+  initial_state_gradient<T>(problem.cell, p, device);
+
+  // δR per head = Σ_{t,b} δ(R h)ᵀ h: one GEMM over all T·B rows.
+  const at::Tensor d_r_heads = at::bmm(d_rh.view({N, steps * B, G * D}).transpose(1, 2),
+                                       saved.h_gemm.view({steps * B, N, D}).transpose(0, 1));
+  Gradients g;
+  g.d_wx = d_wx.to(saved.wx_type);
+  g.d_r = gates_major(d_r_heads, G).to(saved.r_type);
+  g.d_b = d_bias.sum(0).to(saved.b_type);
+  g.d_s0 = d_s0;
+  return g;
 }
 
 }  // namespace
 
-ForwardOutputs forward(const ForwardInputs& in) {
-  const int64_t batch = in.wx.size(0), steps = in.wx.size(1), gates = in.wx.size(2);
-  const int64_t heads = in.wx.size(3), dim = in.wx.size(4), num_states = in.s0.size(1);
-  const at::Tensor r_heads = heads_major(in.r);
-  ForwardOutputs out;
-  out.states = at::empty({steps, batch, num_states, heads, dim}, in.wx.options());
-  out.cache = at::empty({steps, batch, cache_slots(in.cell), heads, dim}, in.wx.options());
-  for (int64_t t = 0; t < steps; ++t) {
-    const at::Tensor s_prev = previous_states(in, out.states, t);
-    const at::Tensor rh = recurrent_term(r_heads, s_prev.select(1, 0), gates);
-    pointwise_forward(in.cell,
-                      {in.wx.select(1, t), rh, in.b, s_prev, out.states[t], out.cache[t]},
-                      in.forward_clip);
-  }
-  return out;
+ForwardResult forward(const Problem& problem, const Inputs& in) {
+  if (compute_type(in.wx.scalar_type()) == at::kDouble) return forward_typed<double>(problem, in);
+  return forward_typed<float>(problem, in);
 }
 
-Gradients backward(const ForwardInputs& in, const ForwardOutputs& out, const at::Tensor& d_states,
-                   bool gradient_recurrent_cut, double gradient_recurrent_clip) {
-  const int64_t batch = in.wx.size(0), steps = in.wx.size(1), gates = in.wx.size(2);
-  const int64_t heads = in.wx.size(3), dim = in.wx.size(4);
-  const at::Tensor r_heads = heads_major(in.r);
-
-  Gradients g;
-  g.d_wx = at::empty_like(in.wx);
-  g.d_b = at::zeros_like(in.b);
-  g.d_s0 = at::zeros_like(in.s0);
-  const at::Tensor drh_all = at::empty({steps, batch, gates, heads, dim}, in.wx.options());
-  const at::Tensor db_step = at::empty({batch, in.b.size(0), heads, dim}, in.wx.options());
-  at::Tensor carry = at::zeros_like(in.s0);  // gradient reaching s_t from step t+1
-  at::Tensor ds_prev = at::empty_like(in.s0);
-
-  for (int64_t t = steps - 1; t >= 0; --t) {
-    const at::Tensor ds = d_states[t] + carry;
-    pointwise_backward(in.cell, {out.cache[t], previous_states(in, out.states, t), out.states[t],
-                                 ds, g.d_wx.select(1, t), drh_all[t], db_step, ds_prev});
-    g.d_b += db_step.sum(0);
-    std::swap(carry, ds_prev);
-    if (!gradient_recurrent_cut) {
-      at::Tensor through_r = recurrent_term_transposed(r_heads, drh_all[t]);
-      if (gradient_recurrent_clip > 0)
-        through_r = through_r.clamp(-gradient_recurrent_clip, gradient_recurrent_clip);
-      carry.select(1, 0) += through_r;
-    }
-    if (in.reset.defined()) {  // a reset step's gradient goes to the initial states
-      const at::Tensor mask = in.reset.select(1, t).view({-1, 1, 1, 1});
-      g.d_s0 += at::where(mask, carry, at::zeros_like(carry));
-      carry = at::where(mask, at::zeros_like(carry), carry);
-    }
-  }
-  g.d_s0 += carry;
-
-  // δR[g, n] = Σ_{t, b} δ(R h)[t, b, g, n] ⊗ h_prev[t, b, n]: one GEMM per head.
-  at::Tensor h_prev = at::cat({in.s0.select(1, 0).unsqueeze(0),
-                               out.states.narrow(0, 0, steps - 1).select(2, 0)});  // [T, B, N, D]
-  if (in.reset.defined()) {
-    const at::Tensor mask = in.reset.transpose(0, 1).view({steps, batch, 1, 1});
-    h_prev = at::where(mask, in.s0.select(1, 0).unsqueeze(0), h_prev);
-  }
-  const at::Tensor d = drh_all.permute({3, 2, 4, 0, 1}).reshape({heads, gates * dim, steps * batch});
-  const at::Tensor hp = h_prev.permute({2, 0, 1, 3}).reshape({heads, steps * batch, dim});
-  g.d_r = at::matmul(d, hp).view({heads, gates, dim, dim}).permute({1, 0, 2, 3}).contiguous();
-  return g;
+Gradients backward(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
+  if (saved.states.scalar_type() == at::kDouble) return backward_typed<double>(problem, saved, grads);
+  return backward_typed<float>(problem, saved, grads);
 }
 
 }  // namespace flashrnn::vanilla

@@ -1,0 +1,72 @@
+// What every backend of the recurrent op shares: the problem description, the
+// tensors a forward leaves for its backward, and the helpers that prepare them.
+//
+// Internal layouts (T compute type, S storage type = the user's dtype, or the
+// compute type for the vanilla backend):
+//   r_heads [N, Gx·D, D] S    R per head; row (g, i) of head n is R[g, n, i, :]
+//   s0      [B, S, N, D] T    initial states
+//   states  [T, B, S, N, D] T states after each step
+//   cache   [T, B, C, N, D] T what each cell's backward needs
+//   h_gemm  [T, B, N, D] S    the h each step multiplies with R (s0's h after a reset)
+//   rh      [N, B, Gx, D] T   R·h of one step
+//   d_rh    [N, T, B, Gx, D] S  gradient of R·h for every step
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include "flashrnn/flashrnn.h"
+
+namespace flashrnn {
+
+struct Problem {
+  Cell cell = Cell::kLstm;
+  bool gradient_recurrent_cut = false;
+  double gradient_recurrent_clip = 0.0;
+  double forward_clip = 0.0;
+};
+
+struct Inputs {
+  at::Tensor wx;              // [B, T, Gx, N, D], any strides with D contiguous
+  at::Tensor r;               // [Gx, N, D, D]
+  at::Tensor b;               // [Gb, N, D]
+  at::Tensor initial_states;  // [S, B, 1, N, D] or undefined (zeros)
+  at::Tensor reset;           // [B, T] bool or undefined
+};
+
+// What a forward keeps for its backward.
+struct Saved {
+  at::Tensor r_heads, s0, reset, states, cache, h_gemm;
+  at::ScalarType wx_type, r_type, b_type;  // the gradients are returned in these
+  int64_t biases = 0;                      // Gb
+};
+
+struct ForwardResult {
+  at::Tensor states_all;  // [S, B, T, N, D] in the input dtype
+  Saved saved;
+};
+
+struct Gradients {
+  at::Tensor d_wx, d_r, d_b;  // in the dtypes of Wx, R, b
+  at::Tensor d_s0;            // [B, S, N, D] in the compute type
+};
+
+// External gradients of the outputs (either may be undefined).
+struct OutputGradients {
+  at::Tensor d_states_all;  // [S, B, T, N, D]
+  at::Tensor d_last;        // [S, B, 1, N, D]
+};
+
+int cache_slots(Cell cell);
+
+// Float inputs of every width compute in float32; float64 stays float64.
+at::ScalarType compute_type(at::ScalarType input);
+
+// R per head: [Gx, N, D, D] -> [N, Gx·D, D] contiguous, in `type`.
+at::Tensor heads_major(const at::Tensor& r, at::ScalarType type);
+// The inverse, for the gradient: [N, Gx·D, D] -> [Gx, N, D, D].
+at::Tensor gates_major(const at::Tensor& r_heads, int64_t gates);
+
+// [S, B, 1, N, D] (or undefined: zeros) -> [B, S, N, D] contiguous in `type`.
+at::Tensor initial_states_internal(const Inputs& in, int num_states, at::ScalarType type);
+
+}  // namespace flashrnn
