@@ -59,22 +59,21 @@ Domain Domain::values(std::vector<int64_t> values) {
 Domain Domain::single(int64_t value) { return interval(value, value); }
 
 void Domain::set_explicit(std::vector<int64_t> sorted_unique) {
+  const size_t n = sorted_unique.size();
+  const int64_t step = n >= 2 ? sorted_unique[1] - sorted_unique[0] : 1;
+  bool evenly_spaced = true;
+  for (size_t i = 2; i < n && evenly_spaced; ++i)
+    evenly_spaced = sorted_unique[i] - sorted_unique[i - 1] == step;
+  if (n > 0 && evenly_spaced) {
+    explicit_ = false;
+    values_.clear();
+    lo_ = sorted_unique.front();
+    hi_ = sorted_unique.back();
+    step_ = step;
+    return;
+  }
   explicit_ = true;
   values_ = std::move(sorted_unique);
-}
-
-bool Domain::empty() const { return explicit_ ? values_.empty() : lo_ > hi_; }
-
-uint64_t Domain::size() const {
-  if (explicit_) return values_.size();
-  return lo_ > hi_ ? 0 : uint64_t(hi_ - lo_) / uint64_t(step_) + 1;
-}
-
-int64_t Domain::min() const { return explicit_ ? values_.front() : lo_; }
-int64_t Domain::max() const { return explicit_ ? values_.back() : hi_; }
-
-int64_t Domain::value_at(uint64_t i) const {
-  return explicit_ ? values_[i] : lo_ + int64_t(i) * step_;
 }
 
 bool Domain::contains(int64_t value) const {
@@ -125,9 +124,11 @@ void Domain::assign(int64_t value) {
 
 std::string Domain::to_string() const {
   std::ostringstream s;
-  if (explicit_ || empty()) {
+  // A progression not anchored at multiples of its step (what filtering can
+  // leave) has no short form in the text format: list it.
+  if (explicit_ || empty() || lo_ % step_ != 0) {
     s << "{";
-    for (size_t i = 0; i < values_.size(); ++i) s << (i ? ", " : "") << values_[i];
+    for (uint64_t i = 0, n = size(); i < n; ++i) s << (i ? ", " : "") << value_at(i);
     s << "}";
   } else {
     s << lo_ << ".." << hi_;

@@ -40,20 +40,29 @@ inline Interval product(Interval a, Interval b) {
   return {std::min({c[0], c[1], c[2], c[3]}), std::max({c[0], c[1], c[2], c[3]})};
 }
 
+inline bool fits_int64(Wide v) { return v >= Wide(INT64_MIN) && v <= Wide(INT64_MAX); }
+
 // Floor and ceiling of a / b, b != 0 (C++ division truncates towards zero).
+// 128-bit division is a library call; operands usually fit in 64 bits.
 inline Wide floor_div(Wide a, Wide b) {
+  if (fits_int64(a) && fits_int64(b) && !(b == -1 && a == Wide(INT64_MIN))) {
+    const int64_t x = int64_t(a), y = int64_t(b), q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+  }
   const Wide q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-inline Wide ceil_div(Wide a, Wide b) {
-  const Wide q = a / b;
-  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
-}
+inline Wide ceil_div(Wide a, Wide b) { return -floor_div(-a, b); }
 
 // The integers x for which x·y lies in z for some integer y in `y` (a hull:
 // it may keep some x without such a y, never drops one with).
 inline Interval quotient(Interval z, Interval y) {
   if (z.contains(0) && y.contains(0)) return everything();  // x·0 = 0 fits any x
+  if (y.fixed()) {  // the common case: a factor that is a constant or decided
+    if (y.lo == 0) return {1, 0};
+    return y.lo > 0 ? Interval{ceil_div(z.lo, y.lo), floor_div(z.hi, y.lo)}
+                    : Interval{ceil_div(z.hi, y.lo), floor_div(z.lo, y.lo)};
+  }
   Interval result{1, 0};
   // y = 0 cannot help here, so split y into its negative and positive parts;
   // on each part x = z / y is monotone in both, extremes lie at the corners.

@@ -25,13 +25,14 @@ int64_t clamp_to_int64(Wide v) {
 }
 
 // The intervals of every node over the declared domains must stay in range.
-void check_no_overflow(const FlatExpr& e, const std::vector<Domain>& domains,
-                       const std::string& where) {
+// `where` names the expression for the error.
+template <class Where>
+void check_no_overflow(const FlatExpr& e, const std::vector<Domain>& domains, Where&& where) {
   std::vector<Interval> iv;
   e.evaluate(domains, -1, 0, iv);
   for (const Interval& i : iv)
     if (i.lo < -kMaxMagnitude || i.hi > kMaxMagnitude)
-      throw ProblemError(where + ": an intermediate value can leave ±(2^62 - 1) over the " +
+      throw ProblemError(where() + ": an intermediate value can leave ±(2^62 - 1) over the " +
                          "declared domains; narrow the domains");
 }
 
@@ -44,15 +45,16 @@ Propagator::Propagator(const Problem& problem) {
   for (size_t i = 0; i < source.size(); ++i) {
     Compiled c{FlatExpr::from(source[i].lhs), FlatExpr::from(source[i].rhs), source[i].relation,
                {}, int(i)};
-    check_no_overflow(c.lhs, domains, problem.describe(int(i)));
-    check_no_overflow(c.rhs, domains, problem.describe(int(i)));
+    auto where = [&] { return problem.describe(int(i)); };
+    check_no_overflow(c.lhs, domains, where);
+    check_no_overflow(c.rhs, domains, where);
     constraints_.push_back(std::move(c));
   }
   if (const auto& objective = problem.objective()) {
     Compiled c{FlatExpr::from(objective->expr), FlatExpr::from(Expr::constant(0)),
                objective->goal == Goal::kMinimize ? Relation::kLessEqual : Relation::kGreaterEqual,
                {}, kObjectiveBound};
-    check_no_overflow(c.lhs, domains, "the objective");
+    check_no_overflow(c.lhs, domains, [] { return std::string("the objective"); });
     objective_bound_ = int(constraints_.size());
     constraints_.push_back(std::move(c));
   }
@@ -66,6 +68,7 @@ Propagator::Propagator(const Problem& problem) {
     constraints_[c].variables = std::move(vars);
   }
   queued_.assign(constraints_.size(), 0);
+  to_filter_flag_.assign(constraints_.size(), 0);
 }
 
 void Propagator::require_better_than(int64_t value) {
@@ -106,17 +109,33 @@ bool Propagator::propagate_from(int variable, std::vector<Domain>& domains) {
 bool Propagator::run(std::vector<Domain>& domains, Filtering filtering) {
   size_t budget = kRevisionsPerConstraint * (constraints_.size() + 1);
   bool ok = true;
-  for (size_t head = 0; head < queue_.size(); ++head) {
-    const int c = queue_[head];
-    queued_[c] = 0;
-    if (!revise(c, domains, filtering)) {
-      ok = false;
+  // Bounds to a fixpoint first, then value filtering of the constraints that
+  // were revised; when filtering removes values, bounds again.
+  while (ok && !queue_.empty()) {
+    for (size_t head = 0; head < queue_.size() && ok; ++head) {
+      const int c = queue_[head];
+      queued_[c] = 0;
+      ok = narrow_bounds(c, domains);
+      if (!to_filter_flag_[c]) {
+        to_filter_flag_[c] = 1;
+        to_filter_.push_back(c);
+      }
+      if (--budget == 0) break;
+    }
+    for (int c : queue_) queued_[c] = 0;
+    queue_.clear();
+    if (budget == 0) {
+      stopped_early_ = true;
       break;
     }
-    if (--budget == 0) break;
+    for (size_t i = 0; i < to_filter_.size() && ok; ++i) ok = filter_values(to_filter_[i], domains, filtering);
+    for (int c : to_filter_) to_filter_flag_[c] = 0;
+    to_filter_.clear();
   }
   for (int c : queue_) queued_[c] = 0;
   queue_.clear();
+  for (int c : to_filter_) to_filter_flag_[c] = 0;
+  to_filter_.clear();
   return ok;
 }
 
@@ -162,19 +181,20 @@ bool Propagator::side_targets(Relation relation, Interval lhs, Interval rhs,
   return !lhs_target->empty() && !rhs_target->empty();
 }
 
-bool Propagator::revise(int c, std::vector<Domain>& domains, Filtering filtering) {
+bool Propagator::narrow_bounds(int c, std::vector<Domain>& domains) {
   const Compiled& k = constraints_[c];
   if (c == objective_bound_ && !objective_bound_active_) return true;
 
   k.lhs.evaluate(domains, -1, 0, lhs_iv_);
   k.rhs.evaluate(domains, -1, 0, rhs_iv_);
-  if (!side_targets(k.relation, lhs_iv_.back(), rhs_iv_.back(), &lhs_iv_.back(), &rhs_iv_.back())) {
+  Interval lhs_target, rhs_target;
+  if (!side_targets(k.relation, lhs_iv_.back(), rhs_iv_.back(), &lhs_target, &rhs_target)) {
     // A side that is a plain variable names the domain that emptied.
     const FlatNode& lhs_root = k.lhs.nodes.back();
     const FlatNode& rhs_root = k.rhs.nodes.back();
-    if (lhs_iv_.back().empty() && lhs_root.kind == Expr::Kind::kVariable)
+    if (lhs_target.empty() && lhs_root.kind == Expr::Kind::kVariable)
       return fail(c, lhs_root.variable);
-    if (rhs_iv_.back().empty() && rhs_root.kind == Expr::Kind::kVariable)
+    if (rhs_target.empty() && rhs_root.kind == Expr::Kind::kVariable)
       return fail(c, rhs_root.variable);
     return fail(c, -1);
   }
@@ -187,19 +207,26 @@ bool Propagator::revise(int c, std::vector<Domain>& domains, Filtering filtering
     return true;
   };
   int emptied = -1;
-  if (!k.lhs.narrow(lhs_iv_, narrow_domain, &emptied)) return fail(c, emptied);
-  if (!k.rhs.narrow(rhs_iv_, narrow_domain, &emptied)) return fail(c, emptied);
+  if (!k.lhs.narrow(lhs_iv_, lhs_target, narrowed_, narrow_domain, &emptied))
+    return fail(c, emptied);
+  if (!k.rhs.narrow(rhs_iv_, rhs_target, narrowed_, narrow_domain, &emptied))
+    return fail(c, emptied);
+  return true;
+}
 
-  // Value filtering. Before search every small domain is filtered against the
-  // others' bounds (interval reasoning with the value pinned); during search only
-  // the last undecided variable of a constraint is, where pinning is exact.
+bool Propagator::filter_values(int c, std::vector<Domain>& domains, Filtering filtering) {
+  const Compiled& k = constraints_[c];
+  if (c == objective_bound_ && !objective_bound_active_) return true;
+  // Before search every small domain is filtered against the others' bounds
+  // (interval reasoning with the value pinned). During search only the last
+  // undecided variable of a constraint is, where pinning a value is exact.
   int undecided = 0;
-  for (int v : k.variables) undecided += domains[v].size() > 1;
-  if (filtering == Filtering::kLastVariable && undecided != 1) return true;
+  for (int v : k.variables) undecided += !domains[v].fixed();
+  if (undecided == 0 || (filtering == Filtering::kLastVariable && undecided != 1)) return true;
+  const bool thorough = undecided > 1;
   for (int v : k.variables) {
     Domain& d = domains[v];
-    if (d.size() <= 1 || d.size() > kFilterLimit) continue;
-    const bool thorough = undecided > 1;
+    if (d.fixed() || d.size() > kFilterLimit) continue;
     if (d.filter([&](int64_t value) { return supports(k, domains, v, value, thorough); })) {
       if (d.empty()) return fail(c, v);
       enqueue_watchers(v);
@@ -212,7 +239,8 @@ bool Propagator::supports(const Compiled& c, const std::vector<Domain>& domains,
                           int64_t value, bool thorough) {
   c.lhs.evaluate(domains, variable, value, lhs_iv_);
   c.rhs.evaluate(domains, variable, value, rhs_iv_);
-  if (!side_targets(c.relation, lhs_iv_.back(), rhs_iv_.back(), &lhs_iv_.back(), &rhs_iv_.back()))
+  Interval lhs_target, rhs_target;
+  if (!side_targets(c.relation, lhs_iv_.back(), rhs_iv_.back(), &lhs_target, &rhs_target))
     return false;
   if (!thorough) return true;
   // Narrow the trees with the value pinned, without touching the domains.
@@ -221,8 +249,8 @@ bool Propagator::supports(const Compiled& c, const std::vector<Domain>& domains,
     return domains[v].intersects(clamp_to_int64(target.lo), clamp_to_int64(target.hi));
   };
   int ignored;
-  return c.lhs.narrow(lhs_iv_, still_possible, &ignored) &&
-         c.rhs.narrow(rhs_iv_, still_possible, &ignored);
+  return c.lhs.narrow(lhs_iv_, lhs_target, narrowed_, still_possible, &ignored) &&
+         c.rhs.narrow(rhs_iv_, rhs_target, narrowed_, still_possible, &ignored);
 }
 
 }  // namespace flashrnn::tune::detail

@@ -72,10 +72,11 @@ class Search {
     Assignment a;
     a.reserve(domains.size());
     for (const Domain& d : domains) a.push_back(d.min());
-    // Every constraint was revised with all its variables fixed, which is
-    // exact; checking again costs little and guards the propagator.
-    for (const Constraint& c : problem_.constraints())
-      if (!holds(c, a)) return;
+    // Revising a constraint whose variables are all fixed is exact, so a leaf
+    // is a solution, unless propagation stopped early on its revision budget.
+    if (propagator_.stopped_early())
+      for (const Constraint& c : problem_.constraints())
+        if (!holds(c, a)) return;
     if (!optimize_) {
       result_.solutions.push_back(std::move(a));
       return;

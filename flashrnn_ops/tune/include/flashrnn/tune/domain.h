@@ -26,14 +26,18 @@ class Domain {
   static Domain values(std::vector<int64_t> values);
   static Domain single(int64_t value);
 
-  bool empty() const;
-  bool fixed() const { return size() == 1; }
-  uint64_t size() const;
+  // The accessors are inline: the propagator calls them in its inner loops.
+  bool empty() const { return explicit_ ? values_.empty() : lo_ > hi_; }
+  uint64_t size() const {
+    if (explicit_) return values_.size();
+    return lo_ > hi_ ? 0 : uint64_t(hi_ - lo_) / uint64_t(step_) + 1;
+  }
+  bool fixed() const { return explicit_ ? values_.size() == 1 : lo_ == hi_; }
   // min, max and value_at need a non-empty domain.
-  int64_t min() const;
-  int64_t max() const;
+  int64_t min() const { return explicit_ ? values_.front() : lo_; }
+  int64_t max() const { return explicit_ ? values_.back() : hi_; }
   // The i-th smallest value, 0 <= i < size().
-  int64_t value_at(uint64_t i) const;
+  int64_t value_at(uint64_t i) const { return explicit_ ? values_[i] : lo_ + int64_t(i) * step_; }
   bool contains(int64_t value) const;
   // Whether some value lies in lo..hi.
   bool intersects(int64_t lo, int64_t hi) const;
@@ -51,6 +55,8 @@ class Domain {
 
  private:
   Domain() = default;
+  // Keeps evenly spaced values (what filtering a progression usually leaves)
+  // in the compact progression form, which copies without allocating.
   void set_explicit(std::vector<int64_t> sorted_unique);
 
   bool explicit_ = false;
@@ -73,16 +79,7 @@ bool Domain::filter(Keep&& keep) {
     if (keep(v)) kept.push_back(v);
   }
   if (kept.size() == n) return false;
-  // Losing only end values keeps the compact progression form.
-  const bool still_a_progression =
-      !explicit_ && !kept.empty() &&
-      kept.size() == uint64_t(kept.back() - kept.front()) / uint64_t(step_) + 1;
-  if (still_a_progression) {
-    lo_ = kept.front();
-    hi_ = kept.back();
-  } else {
-    set_explicit(std::move(kept));
-  }
+  set_explicit(std::move(kept));
   return true;
 }
 

@@ -1,0 +1,69 @@
+#include "flashrnn/tune/device_query.h"
+
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace flashrnn::tune {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, cudaError_t error) {
+  cudaGetLastError();  // clear it, so later CUDA calls do not report it again
+  throw DeviceQueryError(what + ": " + cudaGetErrorName(error) + " (" +
+                         cudaGetErrorString(error) + ")");
+}
+
+int attribute(cudaDeviceAttr attr, int ordinal, const char* name) {
+  int value = 0;
+  if (cudaError_t e = cudaDeviceGetAttribute(&value, attr, ordinal); e != cudaSuccess)
+    fail(std::string("cannot read ") + name + " of CUDA device " + std::to_string(ordinal), e);
+  return value;
+}
+
+}  // namespace
+
+DeviceProps query_cuda_device(int ordinal) {
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+    fail("no usable CUDA device (cudaGetDeviceCount failed)", e);
+  if (count == 0) throw DeviceQueryError("no CUDA device: cudaGetDeviceCount found none");
+  if (ordinal < 0 || ordinal >= count)
+    throw DeviceQueryError("CUDA device " + std::to_string(ordinal) + " does not exist; " +
+                           std::to_string(count) + " device(s) found");
+
+  cudaDeviceProp prop{};
+  if (cudaError_t e = cudaGetDeviceProperties(&prop, ordinal); e != cudaSuccess)
+    fail("cannot read the properties of CUDA device " + std::to_string(ordinal), e);
+
+  DeviceProps d;
+  d.name = prop.name;
+  d.compute_major = attribute(cudaDevAttrComputeCapabilityMajor, ordinal, "the compute capability");
+  d.compute_minor = attribute(cudaDevAttrComputeCapabilityMinor, ordinal, "the compute capability");
+  d.sm_count = attribute(cudaDevAttrMultiProcessorCount, ordinal, "the SM count");
+  d.regs_per_sm = attribute(cudaDevAttrMaxRegistersPerMultiprocessor, ordinal, "registers per SM");
+  d.regs_per_block = attribute(cudaDevAttrMaxRegistersPerBlock, ordinal, "registers per block");
+  // Not a device attribute: every architecture since compute capability 3.5
+  // lets a thread address 255 registers.
+  d.regs_per_thread = 255;
+  d.smem_per_sm =
+      attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal, "shared memory per SM");
+  d.smem_per_block =
+      attribute(cudaDevAttrMaxSharedMemoryPerBlock, ordinal, "shared memory per block");
+  d.smem_per_block_optin =
+      attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal, "opt-in shared memory");
+  d.max_threads_per_block =
+      attribute(cudaDevAttrMaxThreadsPerBlock, ordinal, "threads per block");
+  d.max_threads_per_sm =
+      attribute(cudaDevAttrMaxThreadsPerMultiProcessor, ordinal, "threads per SM");
+  // The runtime tells whether clusters exist, not how large: 8 is the portable
+  // size, 16 the opt-in maximum on sm_90 (CUDA Programming Guide, clusters).
+  if (attribute(cudaDevAttrClusterLaunch, ordinal, "cluster support")) {
+    d.max_cluster_size = 8;
+    d.max_cluster_size_nonportable = 16;
+  }
+  d.l2_bytes = attribute(cudaDevAttrL2CacheSize, ordinal, "the L2 size");
+  d.clock_mhz = attribute(cudaDevAttrClockRate, ordinal, "the clock rate") / 1000;
+  return d;
+}
+
+}  // namespace flashrnn::tune

@@ -1,0 +1,190 @@
+// flashtune: solves problem files and explains the fused kernel's configuration.
+//
+//   flashtune PROBLEM.txt [name=value ...] [--limit N]
+//   flashtune --fused cell=lstm heads=12 head_dim=64 batch=16 device=h100 [dtype=bf16]
+//             [--model FILE]
+//   flashtune --device h100|a100|h200|l4|cuda[:N]
+//
+// Exit status: 0 solved (or a configuration chosen), 1 no solution (the op would
+// fall back to the alternating backend), 2 bad usage or input.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "flashrnn/tune/device_query.h"
+#include "flashrnn/tune/fused_explain.h"
+#include "flashrnn/tune/fused_select.h"
+#include "flashrnn/tune/problem_parser.h"
+#include "flashrnn/tune/solver.h"
+
+namespace flashrnn::tune {
+namespace {
+
+constexpr const char* kUsage =
+    "usage:\n"
+    "  flashtune PROBLEM.txt [name=value ...] [--limit N]\n"
+    "      solve a problem file; name=value sets a parameter. Prints the best solution when\n"
+    "      the problem has an objective, else every solution (at most N, default 100).\n"
+    "  flashtune --fused cell=lstm heads=12 head_dim=64 batch=16 device=h100 [dtype=bf16]\n"
+    "            [--model FILE]\n"
+    "      choose the fused kernel's configuration and say why. cell: lstm slstm gru elman;\n"
+    "      dtype: bf16 fp16 fp32; device: a100 h100 h200 l4 (published properties) or\n"
+    "      cuda, cuda:N (a live device). --model: an edited copy of the tiling model.\n"
+    "  flashtune --device NAME\n"
+    "      print a device's properties.\n";
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+int64_t parse_integer(const std::string& text, const std::string& what) {
+  try {
+    size_t used = 0;
+    const long long value = std::stoll(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(what + " must be an integer, got '" + text + "'");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot read '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+DeviceProps device_by_name(const std::string& name) {
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    const int ordinal = name == "cuda" ? 0 : int(parse_integer(name.substr(5), "the device ordinal"));
+    return query_cuda_device(ordinal);
+  }
+  return device_fixture(name);
+}
+
+// name=value arguments; anything else is a usage error.
+std::map<std::string, std::string> key_values(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> out;
+  for (const std::string& a : args) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("expected name=value, got '" + a + "'");
+    out[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  return out;
+}
+
+int solve_file(const std::string& path, const std::vector<std::string>& args) {
+  uint64_t limit = 100;
+  std::vector<std::string> assignments;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--limit") {
+      if (i + 1 == args.size()) throw UsageError("--limit needs a number");
+      const int64_t n = parse_integer(args[++i], "--limit");
+      if (n < 1) throw UsageError("--limit must be at least 1");
+      limit = uint64_t(n);
+    } else {
+      assignments.push_back(args[i]);
+    }
+  }
+  Problem problem = load_problem(path);
+  for (const auto& [name, value] : key_values(assignments))
+    problem.set_parameter(name, parse_integer(value, name));
+
+  const bool optimize = problem.objective().has_value();
+  SolveOptions options;
+  options.max_solutions = limit;
+  const SolveResult result = optimize ? solve_best(problem, options) : solve_all(problem, options);
+  const std::vector<std::string> names = problem.names();
+  for (size_t k = 0; k < result.solutions.size(); ++k) {
+    std::cout << (optimize ? "best:" : "solution " + std::to_string(k + 1) + ":");
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!problem.variables()[i].is_parameter)
+        std::cout << " " << names[i] << "=" << result.solutions[k][i];
+    std::cout << "\n";
+  }
+  if (optimize && result.objective) std::cout << "objective: " << *result.objective << "\n";
+  std::printf("%zu solution%s%s, %llu nodes, %.3f ms\n", result.solutions.size(),
+              result.solutions.size() == 1 ? "" : "s",
+              result.complete ? "" : " (stopped at the limit; --limit N for more)",
+              static_cast<unsigned long long>(result.stats.nodes), result.stats.seconds * 1e3);
+  if (!result.satisfiable() && result.conflict) {
+    std::cout << "unsatisfiable: " << explain(problem, *result.conflict) << "\n";
+    return 1;
+  }
+  return result.satisfiable() ? 0 : 1;
+}
+
+int explain_fused(const std::vector<std::string>& args) {
+  std::vector<std::string> pairs;
+  std::string model_path;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--model") {
+      if (i + 1 == args.size()) throw UsageError("--model needs a file");
+      model_path = args[++i];
+    } else {
+      pairs.push_back(args[i]);
+    }
+  }
+  std::map<std::string, std::string> kv = key_values(pairs);
+  auto take = [&](const std::string& key, const char* fallback) {
+    auto it = kv.find(key);
+    if (it == kv.end()) {
+      if (!fallback) throw UsageError("--fused needs " + key + "=...");
+      return std::string(fallback);
+    }
+    std::string value = it->second;
+    kv.erase(it);
+    return value;
+  };
+  FusedShape shape;
+  shape.cell = parse_cell(take("cell", "lstm"));
+  shape.heads = int(parse_integer(take("heads", nullptr), "heads"));
+  shape.head_dim = int(parse_integer(take("head_dim", nullptr), "head_dim"));
+  shape.batch = int(parse_integer(take("batch", nullptr), "batch"));
+  shape.dtype = parse_dtype(take("dtype", "bf16"));
+  const DeviceProps device = device_by_name(take("device", nullptr));
+  if (!kv.empty())
+    throw UsageError("unknown setting '" + kv.begin()->first +
+                     "'; --fused takes cell, heads, head_dim, batch, dtype, device");
+  const std::string model = model_path.empty() ? std::string() : read_file(model_path);
+  const FusedRanking ranking = rank_fused_configs(device, shape, model);
+  std::cout << explain_fused_choice(device, shape, ranking, model);
+  return ranking.configs.empty() ? 1 : 0;
+}
+
+int run(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--fused") return explain_fused({args.begin() + 1, args.end()});
+  if (args[0] == "--device") {
+    if (args.size() != 2) throw UsageError("--device takes one name");
+    std::cout << describe(device_by_name(args[1]));
+    return 0;
+  }
+  if (args[0].rfind("--", 0) == 0) throw UsageError("unknown option '" + args[0] + "'");
+  return solve_file(args[0], {args.begin() + 1, args.end()});
+}
+
+}  // namespace
+}  // namespace flashrnn::tune
+
+int main(int argc, char** argv) {
+  using namespace flashrnn::tune;
+  try {
+    return run(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const UsageError& e) {
+    std::cerr << "flashtune: " << e.what() << "\n" << kUsage;
+  } catch (const std::exception& e) {  // ParseError, ProblemError, DeviceQueryError
+    std::cerr << "flashtune: " << e.what() << "\n";
+  }
+  return 2;
+}
