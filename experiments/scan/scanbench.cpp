@@ -1,0 +1,258 @@
+// scanbench: the scan op's cuda backend against its vanilla backend on one GPU,
+// in one process, against the device's measured copy bandwidth.
+//
+//   scanbench [--out-dir DIR] [--quick]
+//
+// For each case: inputs in the storage dtype (gates 0.999 + 0.001·U(0,1) and
+// values U(0,1), as the peers draw them); correctness of x, da and db against
+// the float64 vanilla backend on batch row 0; then medians of CUDA-event times
+// of forward (no autograd) and forward + backward (autograd, a random dL/dx),
+// for cuda and vanilla. The floor is the bytes that must move (forward: read a,
+// b, write x; backward: read a, x, dL/dx, write da, db) over the copy bandwidth.
+// Prints a table and writes DIR/scan_<device>.json. Exit code 1 if a
+// correctness check fails.
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "flashrnn/scan.h"
+#include "gpu_timing.h"
+
+namespace scanbench {
+namespace {
+
+using flashrnn::ScanBackend;
+using flashrnn::ScanLayout;
+
+struct Case {
+  ScanLayout layout;
+  at::ScalarType dtype;
+  int64_t batch, channels, steps;
+  bool reverse = false;
+};
+
+std::string dtype_name(at::ScalarType t) {
+  return t == at::kFloat ? "fp32" : t == at::kBFloat16 ? "bf16" : "fp16";
+}
+
+std::string shape_text(const Case& c) {
+  const std::string b = std::to_string(c.batch), d = std::to_string(c.channels),
+                    t = std::to_string(c.steps);
+  return c.layout == ScanLayout::kBDT ? "(" + b + "," + d + "," + t + ")"
+                                      : "(" + b + "," + t + "," + d + ")";
+}
+
+std::string name_of(const Case& c) {
+  return std::string(flashrnn::to_string(c.layout)) + " " + dtype_name(c.dtype) + " " +
+         shape_text(c) + (c.reverse ? " rev" : "");
+}
+
+std::vector<int64_t> sizes_of(const Case& c) {
+  return c.layout == ScanLayout::kBDT ? std::vector<int64_t>{c.batch, c.channels, c.steps}
+                                      : std::vector<int64_t>{c.batch, c.steps, c.channels};
+}
+
+double tolerance_of(at::ScalarType t) {
+  return t == at::kFloat ? 1e-5 : t == at::kBFloat16 ? 1e-2 : 2e-3;
+}
+
+double relative_error(const at::Tensor& out, const at::Tensor& ref) {
+  const at::Tensor o = out.to(at::kDouble), r = ref.to(at::kDouble);
+  return (o - r).norm().item<double>() / std::max(r.norm().item<double>(), 1e-300);
+}
+
+struct Errors {
+  double x = 0, da = 0, db = 0;
+};
+
+// x, da, db of the cuda backend against the float64 vanilla backend, on batch row 0.
+Errors check_against_float64(const Case& c, const at::Tensor& a, const at::Tensor& b,
+                             const at::Tensor& dx) {
+  const auto row0 = [](const at::Tensor& t) { return t.narrow(0, 0, 1); };
+  const auto grads_of = [&](const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor& g,
+                            ScanBackend backend) {
+    flashrnn::ScanOptions o;
+    o.layout = c.layout;
+    o.reverse = c.reverse;
+    o.backend = backend;
+    const at::Tensor al = a_in.detach().requires_grad_(true), bl = b_in.detach().requires_grad_(true);
+    const at::Tensor x = flashrnn::scan(al, bl, o).x;
+    const auto d = torch::autograd::grad({x}, {al, bl}, {g});
+    return std::vector<at::Tensor>{x.detach(), d[0], d[1]};
+  };
+  const auto ours = grads_of(row0(a), row0(b), row0(dx), ScanBackend::kCuda);
+  const auto ref = grads_of(row0(a).to(at::kDouble), row0(b).to(at::kDouble),
+                            row0(dx).to(at::kDouble), ScanBackend::kVanilla);
+  return {relative_error(ours[0], ref[0]), relative_error(ours[1], ref[1]),
+          relative_error(ours[2], ref[2])};
+}
+
+struct Measured {
+  Timing fw, fwbw;
+};
+
+Measured time_backend(const Case& c, const at::Tensor& a, const at::Tensor& b,
+                      const at::Tensor& dx, ScanBackend backend, int warmup, int reps) {
+  flashrnn::ScanOptions o;
+  o.layout = c.layout;
+  o.reverse = c.reverse;
+  o.backend = backend;
+  Measured m;
+  {
+    const torch::NoGradGuard no_grad;
+    m.fw = time_on_gpu([&] { flashrnn::scan(a, b, o); }, warmup, reps);
+  }
+  const at::Tensor al = a.detach().requires_grad_(true), bl = b.detach().requires_grad_(true);
+  m.fwbw = time_on_gpu(
+      [&] {
+        const at::Tensor x = flashrnn::scan(al, bl, o).x;
+        torch::autograd::grad({x}, {al, bl}, {dx});
+      },
+      warmup, reps);
+  return m;
+}
+
+nlohmann::json timing_json(const Timing& t) {
+  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}, {"reps", t.reps}};
+}
+
+std::string device_slug(const std::string& name) {
+  std::string slug;
+  for (char ch : name) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      slug += char(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!slug.empty() && slug.back() != '_')
+      slug += '_';
+  }
+  while (!slug.empty() && slug.back() == '_') slug.pop_back();
+  return slug;
+}
+
+std::vector<Case> cases(bool quick) {
+  const int64_t long_steps = quick ? 8192 : 65536, few_steps = quick ? (1 << 16) : (1 << 20);
+  return {
+      {ScanLayout::kBDT, at::kFloat, 8, 1536, 4096},
+      {ScanLayout::kBDT, at::kBFloat16, 8, 1536, 4096},
+      {ScanLayout::kBDT, at::kHalf, 8, 1536, 4096},
+      {ScanLayout::kBDT, at::kFloat, 8, 1536, long_steps},
+      {ScanLayout::kBDT, at::kFloat, 1, 16, few_steps},
+      {ScanLayout::kBDT, at::kFloat, 8, 1536, 4096, /*reverse=*/true},
+      {ScanLayout::kBTD, at::kFloat, 8, 1536, 4096},
+      {ScanLayout::kBTD, at::kBFloat16, 8, 1536, 4096},
+      {ScanLayout::kBTD, at::kFloat, 1, 16, few_steps},
+  };
+}
+
+}  // namespace
+}  // namespace scanbench
+
+int main(int argc, char** argv) {
+  using namespace scanbench;
+  std::string out_dir = "experiments/results";
+  bool quick = false;
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--out-dir" && i + 1 < argc) {
+      out_dir = argv[++i];
+    } else if (arg == "--quick") {
+      quick = true;
+    } else {
+      std::cerr << "usage: scanbench [--out-dir DIR] [--quick]\n";
+      return 2;
+    }
+  }
+  if (!torch::cuda::is_available()) {
+    std::cerr << "scanbench: no CUDA device\n";
+    return 2;
+  }
+  torch::manual_seed(0);
+  const cudaDeviceProp* props = at::cuda::getCurrentDeviceProperties();
+  const double copy_bw = copy_bandwidth_bytes_per_s();
+  std::printf("device: %s, %d SMs; device-to-device copy: %.0f GB/s (read + write)\n",
+              props->name, props->multiProcessorCount, copy_bw / 1e9);
+
+  nlohmann::json results = nlohmann::json::array();
+  bool all_correct = true;
+  std::vector<std::string> rows;
+  for (const Case& c : cases(quick)) {
+    const auto options = at::TensorOptions().device(at::kCUDA).dtype(c.dtype);
+    const at::Tensor a = (0.999 + 0.001 * at::rand(sizes_of(c), options.dtype(at::kFloat))).to(c.dtype);
+    const at::Tensor b = at::rand(sizes_of(c), options);
+    const at::Tensor dx = at::randn(sizes_of(c), options);
+    const Errors err = check_against_float64(c, a, b, dx);
+    const double tol = tolerance_of(c.dtype);
+    const bool correct = err.x < tol && err.da < tol && err.db < tol;
+    all_correct = all_correct && correct;
+
+    const Measured ours = time_backend(c, a, b, dx, ScanBackend::kCuda, 5, 30);
+    const Measured vanilla = time_backend(c, a, b, dx, ScanBackend::kVanilla, 1, 3);
+    const double elements = double(a.numel()), es = double(a.element_size());
+    const double fw_bytes = 3 * es * elements, fwbw_bytes = 8 * es * elements;
+    const double fw_floor = fw_bytes / copy_bw * 1e3, fwbw_floor = fwbw_bytes / copy_bw * 1e3;
+
+    char row[512];
+    std::snprintf(row, sizeof row,
+                  "%-28s fw %8.4f ms (vanilla %8.2f, x%6.1f) floor %7.4f = %3.0f%% | fwbw %8.4f ms "
+                  "(vanilla %8.2f, x%6.1f) floor %7.4f = %3.0f%% | err %.1e %.1e %.1e %s",
+                  name_of(c).c_str(), ours.fw.median_ms, vanilla.fw.median_ms,
+                  vanilla.fw.median_ms / ours.fw.median_ms, fw_floor,
+                  100 * fw_floor / ours.fw.median_ms, ours.fwbw.median_ms, vanilla.fwbw.median_ms,
+                  vanilla.fwbw.median_ms / ours.fwbw.median_ms, fwbw_floor,
+                  100 * fwbw_floor / ours.fwbw.median_ms, err.x, err.da, err.db,
+                  correct ? "ok" : "FAIL");
+    std::printf("%s\n", row);
+    rows.push_back(row);
+    results.push_back({
+        {"case", name_of(c)},
+        {"layout", std::string(flashrnn::to_string(c.layout))},
+        {"dtype", dtype_name(c.dtype)},
+        {"shape", sizes_of(c)},
+        {"reverse", c.reverse},
+        {"relative_error_vs_float64", {{"x", err.x}, {"da", err.da}, {"db", err.db}, {"tolerance", tol}}},
+        {"correct", correct},
+        {"fw", {{"cuda", timing_json(ours.fw)}, {"vanilla", timing_json(vanilla.fw)},
+                {"speedup_vs_vanilla", vanilla.fw.median_ms / ours.fw.median_ms},
+                {"bytes", fw_bytes}, {"floor_ms", fw_floor},
+                {"fraction_of_floor", fw_floor / ours.fw.median_ms},
+                {"achieved_GBps", fw_bytes / (ours.fw.median_ms * 1e-3) / 1e9}}},
+        {"fwbw", {{"cuda", timing_json(ours.fwbw)}, {"vanilla", timing_json(vanilla.fwbw)},
+                  {"speedup_vs_vanilla", vanilla.fwbw.median_ms / ours.fwbw.median_ms},
+                  {"bytes", fwbw_bytes}, {"floor_ms", fwbw_floor},
+                  {"fraction_of_floor", fwbw_floor / ours.fwbw.median_ms},
+                  {"achieved_GBps", fwbw_bytes / (ours.fwbw.median_ms * 1e-3) / 1e9}}},
+    });
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  }
+
+  const nlohmann::json doc = {
+      {"benchmark", "scan x[t] = a[t]*x[t-1] + b[t]: cuda backend vs vanilla backend"},
+      {"command", command},
+      {"device", props->name},
+      {"multiprocessors", props->multiProcessorCount},
+      {"torch", TORCH_VERSION},
+      {"copy_bandwidth_GBps", copy_bw / 1e9},
+      {"method",
+       "median of CUDA-event times, host not waiting between repetitions; cuda: 5 warm-up + 30 "
+       "timed, vanilla: 1 + 3; fwbw = forward + autograd backward with a random dL/dx; floor = "
+       "bytes (fw 3, fwbw 8 tensors) / copy bandwidth; errors vs the float64 vanilla backend on "
+       "batch row 0"},
+      {"cases", results},
+  };
+  const std::string path = out_dir + "/scan_" + device_slug(props->name) + ".json";
+  std::ofstream(path) << doc.dump(2) << "\n";
+  std::printf("wrote %s\n", path.c_str());
+  std::printf("\nsummary (%s, copy %.0f GB/s)\n", props->name, copy_bw / 1e9);
+  for (const std::string& r : rows) std::printf("%s\n", r.c_str());
+  return all_correct ? 0 : 1;
+}
