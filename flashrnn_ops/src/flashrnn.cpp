@@ -7,6 +7,7 @@
 #include <torch/autograd.h>
 
 #include "cells/registry.h"
+#include "alternating/alternating_backend.h"
 #include "recurrence.h"
 #include "validate.h"
 #include "vanilla/vanilla_backend.h"
@@ -54,7 +55,7 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 // ctx->saved_data keys of Saved and Problem.
-void save(AutogradContext* ctx, const Problem& problem, const Saved& s) {
+void save(AutogradContext* ctx, Backend backend, const Problem& problem, const Saved& s) {
   auto& d = ctx->saved_data;
   d["r_heads"] = s.r_heads;
   d["s0"] = s.s0;
@@ -68,9 +69,10 @@ void save(AutogradContext* ctx, const Problem& problem, const Saved& s) {
   d["cut"] = problem.gradient_recurrent_cut;
   d["clip"] = problem.gradient_recurrent_clip;
   d["forward_clip"] = problem.forward_clip;
+  d["backend"] = int64_t(backend);
 }
 
-std::pair<Problem, Saved> load(AutogradContext* ctx) {
+std::tuple<Backend, Problem, Saved> load(AutogradContext* ctx) {
   auto& d = ctx->saved_data;
   Problem problem{static_cast<Cell>(d["cell"].toInt()), d["cut"].toBool(), d["clip"].toDouble(),
                   d["forward_clip"].toDouble()};
@@ -86,7 +88,7 @@ std::pair<Problem, Saved> load(AutogradContext* ctx) {
   s.r_type = static_cast<at::ScalarType>(types[1]);
   s.b_type = static_cast<at::ScalarType>(types[2]);
   s.biases = d["biases"].toInt();
-  return {problem, s};
+  return {static_cast<Backend>(d["backend"].toInt()), problem, s};
 }
 
 // The one recurrent autograd function; forward and backward are the backend's.
@@ -95,15 +97,17 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
   static variable_list forward(AutogradContext* ctx, const at::Tensor& wx, const at::Tensor& r,
                                const at::Tensor& b,
                                const std::optional<at::Tensor>& initial_states,
-                               const std::optional<at::Tensor>& reset, int64_t cell,
+                               const std::optional<at::Tensor>& reset, int64_t backend, int64_t cell,
                                bool gradient_recurrent_cut, double gradient_recurrent_clip,
                                double forward_clip) {
     const Problem problem{static_cast<Cell>(cell), gradient_recurrent_cut,
                           gradient_recurrent_clip, forward_clip};
     Inputs in{wx, r, b, initial_states.value_or(at::Tensor()),
               reset ? reset->contiguous() : at::Tensor()};
-    ForwardResult result = vanilla::forward(problem, in);
-    save(ctx, problem, result.saved);
+    const Backend chosen = static_cast<Backend>(backend);
+    ForwardResult result = chosen == Backend::kAlternating ? alternating::forward(problem, in)
+                                                           : vanilla::forward(problem, in);
+    save(ctx, chosen, problem, result.saved);
     ctx->saved_data["has_initial_states"] = initial_states.has_value();
     const int64_t steps = wx.size(1);
     at::Tensor last_states = result.states_all.narrow(2, steps - 1, 1).clone();
@@ -111,25 +115,37 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto [problem, saved] = load(ctx);
-    const Gradients g = vanilla::backward(problem, saved, {grads[0], grads[1]});
+    const auto [backend, problem, saved] = load(ctx);
+    const OutputGradients output_grads{grads[0], grads[1]};
+    const Gradients g = backend == Backend::kAlternating
+                            ? alternating::backward(problem, saved, output_grads)
+                            : vanilla::backward(problem, saved, output_grads);
     at::Tensor d_initial_states;  // no gradient for states the caller did not pass
     if (ctx->saved_data["has_initial_states"].toBool())
       d_initial_states = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(saved.wx_type);
-    return {g.d_wx, g.d_r, g.d_b, d_initial_states,
-            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {g.d_wx,       g.d_r,        g.d_b,        d_initial_states, at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),     at::Tensor()};
   }
 };
 
-// The backend that runs a case; only vanilla is built so far.
-Backend resolve_backend(Backend requested) {
+// The backend that runs a case: the requested one, or for `auto` the fastest
+// that supports it. Falling back on a GPU is said once.
+Backend resolve_backend(Backend requested, const Inputs& in) {
+  const std::string alternating_unsupported = alternating::unsupported_reason(in);
   switch (requested) {
-    case Backend::kVanilla:
-    case Backend::kAuto: return Backend::kVanilla;
+    case Backend::kVanilla: return Backend::kVanilla;
     case Backend::kAlternating:
+      if (!alternating_unsupported.empty()) throw InputError("flashrnn: " + alternating_unsupported);
+      return Backend::kAlternating;
     case Backend::kFused:
-      throw InputError("flashrnn: the " + std::string(to_string(requested)) +
-                       " backend is not built yet; use backend=vanilla or auto");
+      throw InputError("flashrnn: the fused backend is not built yet; use backend=alternating, vanilla or auto");
+    case Backend::kAuto:
+      if (alternating_unsupported.empty()) return Backend::kAlternating;
+      if (in.wx.is_cuda()) {
+        TORCH_WARN_ONCE("flashrnn: backend=auto runs the vanilla backend because ",
+                        alternating_unsupported);
+      }
+      return Backend::kVanilla;
   }
   return Backend::kVanilla;
 }
@@ -139,9 +155,10 @@ Backend resolve_backend(Backend requested) {
 Result flashrnn(const at::Tensor& Wx, const at::Tensor& R, const at::Tensor& b,
                 const std::optional<at::Tensor>& initial_states, const Options& options) {
   validate_inputs(Wx, R, b, initial_states, options);
-  resolve_backend(options.backend);
+  const Backend backend = resolve_backend(options.backend, Inputs{Wx, R, b, {}, {}});
   const variable_list outputs = FlashRnnFunction::apply(
-      Wx, R, b, initial_states, options.reset_mask, static_cast<int64_t>(options.cell), options.gradient_recurrent_cut,
+      Wx, R, b, initial_states, options.reset_mask, static_cast<int64_t>(backend),
+      static_cast<int64_t>(options.cell), options.gradient_recurrent_cut,
       options.gradient_recurrent_clip, options.forward_clip);
   return {outputs[0], outputs[1]};
 }

@@ -79,8 +79,8 @@ const Case kCases[] = {
      "b has shape [3, 2, 3] but expected [4, 2, 3] [G, N, D]: gru has 4 biases"},
     {"fused_not_built", [](OpInputs& in) { in.options.backend = Backend::kFused; },
      "the fused backend is not built yet"},
-    {"alternating_not_built", [](OpInputs& in) { in.options.backend = Backend::kAlternating; },
-     "the alternating backend is not built yet"},
+    {"alternating_on_cpu", [](OpInputs& in) { in.options.backend = Backend::kAlternating; },
+     "the alternating backend runs on CUDA tensors only"},
 };
 
 class ValidationTest : public ::testing::TestWithParam<Case> {};

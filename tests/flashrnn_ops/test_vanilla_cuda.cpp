@@ -36,6 +36,7 @@ TEST_P(VanillaCudaTest, ForwardAndGradientsMatchCpuFloat64) {
       torch::Tensor mask = torch::rand({B, T}) < 0.1;
       cpu.options.reset_mask = mask;
       OpInputs gpu = to_device(cpu, torch::kCUDA, c.dtype);
+      gpu.options.backend = Backend::kVanilla;
       // The reference sees the same rounded inputs the GPU sees.
       OpInputs ref = to_device(gpu, torch::kCPU, torch::kDouble);
 

@@ -1,0 +1,4 @@
+#include "alternating/step_kernels.cuh"
+namespace flashrnn::alternating {
+FLASHRNN_ALTERNATING_INSTANTIATE(float)
+}
