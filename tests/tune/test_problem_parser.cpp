@@ -54,6 +54,7 @@ TEST(ProblemParser, ParsedProblemSolves) {
 }
 
 struct BadText {
+  const char* name;  // of the test case
   const char* text;
   int line;
   int column;
@@ -80,31 +81,31 @@ TEST_P(ProblemParserErrors, ReportLineColumnAndReason) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, ProblemParserErrors,
     ::testing::Values(
-        BadText{"var x in 5..3", 1, 10, "is empty"},
-        BadText{"var x in 1..4\nx + y <= 3", 2, 5, "unknown variable 'y'"},
-        BadText{"var head_dim in 1..4\nhead_dm == 3", 2, 1, "did you mean 'head_dim'?"},
-        BadText{"var x in 1..4\nx = 3", 2, 3, "expected a comparison"},
-        BadText{"var x in 1..4 multiple of 0", 1, 27, "positive"},
-        BadText{"var x in 3..5 multiple of 8", 1, 10, "has no values"},
-        BadText{"var x in {}", 1, 11, "at least one value"},
-        BadText{"var x in {1, 2", 1, 15, "expected '}'"},
-        BadText{"var x in 1..4\n\n  var x in 1..3", 3, 7, "already declared at line 1"},
-        BadText{"var x in 1..4\nx + 1 % 2 == 0", 2, 7, "binds like '*'"},
-        BadText{"var x in 1..4\nx % 2 == 1", 2, 3, "reads 'a % b == 0'"},
-        BadText{"var x in 1..4\nx % 2 * x == 0", 2, 7, "nothing may follow"},
-        BadText{"var x in 1..4\nx <= 3 3", 2, 8, "one statement per line"},
-        BadText{"var x in 1..4 @", 1, 15, "unexpected character '@'"},
-        BadText{"var x in 1..99999999999999999999", 1, 13, "outside the supported range"},
-        BadText{"var x in 1..4x", 1, 14, "after the number"},
-        BadText{"var in in 1..2", 1, 5, "keyword"},
-        BadText{"var x in 1..4\norder x, x", 2, 10, "listed twice"},
-        BadText{"var x in 1..4\nminimize x\nmaximize x", 3, 1, "second objective"},
-        BadText{"var x in 1..4\nc: x <= 3\nc: x >= 1", 3, 1, "used twice"},
-        BadText{"var x in 1..3 power of 3", 1, 24, "power of 2"},
-        BadText{"var x in 1..4\n(x <= 3", 2, 4, "expected ')'"},
-        BadText{"var x in 1..4\nx <=", 2, 5, "expected a number"},
-        BadText{"var x 1..4", 1, 7, "expected 'in'"},
-        BadText{"param p = q", 1, 11, "expected an integer"}));
+        BadText{"EmptyRange", "var x in 5..3", 1, 10, "is empty"},
+        BadText{"UnknownVariable", "var x in 1..4\nx + y <= 3", 2, 5, "unknown variable 'y'"},
+        BadText{"DidYouMean", "var head_dim in 1..4\nhead_dm == 3", 2, 1, "did you mean 'head_dim'?"},
+        BadText{"SingleEquals", "var x in 1..4\nx = 3", 2, 3, "expected a comparison"},
+        BadText{"ZeroStep", "var x in 1..4 multiple of 0", 1, 27, "positive"},
+        BadText{"NoValuesLeft", "var x in 3..5 multiple of 8", 1, 10, "has no values"},
+        BadText{"EmptySet", "var x in {}", 1, 11, "at least one value"},
+        BadText{"UnclosedSet", "var x in {1, 2", 1, 15, "expected '}'"},
+        BadText{"DuplicateVariable", "var x in 1..4\n\n  var x in 1..3", 3, 7, "already declared at line 1"},
+        BadText{"PercentInsideASum", "var x in 1..4\nx + 1 % 2 == 0", 2, 7, "binds like '*'"},
+        BadText{"DivisibilityNotZero", "var x in 1..4\nx % 2 == 1", 2, 3, "reads 'a % b == 0'"},
+        BadText{"AfterTheDivisor", "var x in 1..4\nx % 2 * x == 0", 2, 7, "nothing may follow"},
+        BadText{"TwoStatementsOnALine", "var x in 1..4\nx <= 3 3", 2, 8, "one statement per line"},
+        BadText{"BadCharacter", "var x in 1..4 @", 1, 15, "unexpected character '@'"},
+        BadText{"HugeInteger", "var x in 1..99999999999999999999", 1, 13, "outside the supported range"},
+        BadText{"LetterAfterNumber", "var x in 1..4x", 1, 14, "after the number"},
+        BadText{"KeywordAsName", "var in in 1..2", 1, 5, "keyword"},
+        BadText{"OrderTwice", "var x in 1..4\norder x, x", 2, 10, "listed twice"},
+        BadText{"SecondObjective", "var x in 1..4\nminimize x\nmaximize x", 3, 1, "second objective"},
+        BadText{"DuplicateLabel", "var x in 1..4\nc: x <= 3\nc: x >= 1", 3, 1, "used twice"},
+        BadText{"PowerOfThree", "var x in 1..3 power of 3", 1, 24, "power of 2"},
+        BadText{"UnclosedParenthesis", "var x in 1..4\n(x <= 3", 2, 4, "expected ')'"},
+        BadText{"MissingOperand", "var x in 1..4\nx <=", 2, 5, "expected a number"},
+        BadText{"MissingIn", "var x 1..4", 1, 7, "expected 'in'"},
+        BadText{"ParameterNotANumber", "param p = q", 1, 11, "expected an integer"}));
 
 TEST(ProblemParser, MissingFileIsAnErrorNamingIt) {
   try {

@@ -1,6 +1,9 @@
 #include "flashrnn/tune/fused_config.h"
 
 #include <sstream>
+#include <string>
+
+#include "flashrnn/tune/errors.h"
 
 namespace flashrnn::tune {
 
@@ -11,6 +14,18 @@ std::string_view to_string(HeadExchange exchange) {
     case HeadExchange::kGrid: return "grid";
   }
   return "?";
+}
+
+HeadExchange parse_head_exchange(std::string_view name) {
+  for (HeadExchange e : {HeadExchange::kNone, HeadExchange::kCluster, HeadExchange::kGrid})
+    if (to_string(e) == name) return e;
+  throw ProblemError("unknown head exchange '" + std::string(name) +
+                     "'; choose one of none, cluster, grid");
+}
+
+FusedDecisions decisions_of(const FusedConfig& c) {
+  return FusedDecisions{c.ctas_per_head, c.exchange,       c.heads_per_cta, c.batch_tile,
+                        c.k_split,       c.units_per_warp, c.k_reg};
 }
 
 std::string describe(const FusedConfig& c) {

@@ -87,13 +87,13 @@ bool FusedTilingModel::fix(std::string_view variable, int64_t value) {
   return true;
 }
 
-bool FusedTilingModel::fix_decisions(const FusedConfig& c) {
-  return fix("ctas_per_head", c.ctas_per_head) &&
-         fix("use_cluster", c.exchange == HeadExchange::kCluster) &&
-         fix("use_grid", c.exchange == HeadExchange::kGrid) &&
-         fix("heads_per_cta", c.heads_per_cta) && fix("batch_tile", c.batch_tile) &&
-         fix("k_split", c.k_split) && fix("units_per_warp", c.units_per_warp) &&
-         fix("k_reg", c.k_reg);
+bool FusedTilingModel::fix_decisions(const FusedDecisions& d) {
+  return fix("ctas_per_head", d.ctas_per_head) &&
+         fix("use_cluster", d.exchange == HeadExchange::kCluster) &&
+         fix("use_grid", d.exchange == HeadExchange::kGrid) &&
+         fix("heads_per_cta", d.heads_per_cta) && fix("batch_tile", d.batch_tile) &&
+         fix("k_split", d.k_split) && fix("units_per_warp", d.units_per_warp) &&
+         fix("k_reg", d.k_reg);
 }
 
 }  // namespace flashrnn::tune

@@ -45,4 +45,13 @@ FusedSelection select_fused_config(const DeviceProps& device, Cell cell, int hea
   return select_fused_config(device, FusedShape{cell, heads, head_dim, batch, dtype});
 }
 
+std::optional<FusedConfig> fused_config_with(const DeviceProps& device, const FusedShape& shape,
+                                             const FusedDecisions& decisions) {
+  FusedTilingModel model(device, shape);
+  if (!model.fix_decisions(decisions)) return std::nullopt;
+  const SolveResult solved = solve_all(model.problem());
+  if (solved.solutions.empty()) return std::nullopt;
+  return model.config(solved.solutions.front());
+}
+
 }  // namespace flashrnn::tune

@@ -51,7 +51,29 @@ struct FusedConfig {
   int cluster_dim() const { return exchange == HeadExchange::kCluster ? ctas_per_head : 1; }
 };
 
+// The choices that define a layout; the other fields of FusedConfig follow
+// from them, the shape and the device. A cached choice stores these.
+struct FusedDecisions {
+  int ctas_per_head = 1;
+  HeadExchange exchange = HeadExchange::kNone;
+  int heads_per_cta = 1;
+  int batch_tile = 16;
+  int k_split = 1;
+  int units_per_warp = 0;
+  int k_reg = 0;
+
+  bool operator==(const FusedDecisions& o) const {
+    return ctas_per_head == o.ctas_per_head && exchange == o.exchange &&
+           heads_per_cta == o.heads_per_cta && batch_tile == o.batch_tile &&
+           k_split == o.k_split && units_per_warp == o.units_per_warp && k_reg == o.k_reg;
+  }
+};
+
+FusedDecisions decisions_of(const FusedConfig& config);
+
 std::string_view to_string(HeadExchange exchange);
+// "none" / "cluster" / "grid"; throws ProblemError otherwise.
+HeadExchange parse_head_exchange(std::string_view name);
 // One line: "12 CTAs (1 per head), 512 threads (16 warps x k_split 1), ...".
 std::string describe(const FusedConfig& config);
 

@@ -32,11 +32,11 @@ class FusedTilingModel {
   const Problem& problem() const { return problem_; }
   // Reads a solution of problem() into a configuration.
   FusedConfig config(const Assignment& solution) const;
-  // Restricts the decision variables to the values of `config`, so that solving
+  // Restricts the decision variables to these values, so that solving
   // says whether that layout fits this shape and device. False when a value lies
   // outside its declared domain: then no solution has it (and the model must not
   // be solved, some decisions are left unfixed).
-  bool fix_decisions(const FusedConfig& config);
+  bool fix_decisions(const FusedDecisions& decisions);
   // Restricts one variable to one value ("what if ..."); false as above.
   bool fix(std::string_view variable, int64_t value);
 

@@ -44,4 +44,9 @@ FusedSelection select_fused_config(const DeviceProps& device, Cell cell, int hea
                                    int batch, DType dtype);
 FusedSelection select_fused_config(const DeviceProps& device, const FusedShape& shape);
 
+// The configuration these decisions give for this shape and device, if it fits
+// (a cached choice is checked this way before it is used).
+std::optional<FusedConfig> fused_config_with(const DeviceProps& device, const FusedShape& shape,
+                                             const FusedDecisions& decisions);
+
 }  // namespace flashrnn::tune
