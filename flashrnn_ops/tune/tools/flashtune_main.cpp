@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "flashrnn/tune/device_query.h"
+#include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/fused_explain.h"
 #include "flashrnn/tune/fused_select.h"
 #include "flashrnn/tune/problem_parser.h"
@@ -96,6 +97,11 @@ int solve_file(const std::string& path, const std::vector<std::string>& args) {
   Problem problem = load_problem(path);
   for (const auto& [name, value] : key_values(assignments))
     problem.set_parameter(name, parse_integer(value, name));
+  try {
+    problem.check_parameters_set();
+  } catch (const ProblemError& e) {
+    throw UsageError(std::string(e.what()) + " (give name=value on the command line)");
+  }
 
   const bool optimize = problem.objective().has_value();
   SolveOptions options;
