@@ -1,5 +1,6 @@
 #include "alternating/captured_loop.h"
 
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -10,6 +11,12 @@ CapturedLoop::CapturedLoop(const std::function<void(c10::cuda::CUDAStream)>& enq
   const c10::cuda::CUDAGuard device_guard(device);
   // The legacy default stream cannot be captured: record on a pool stream.
   const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, device);
+  {
+    // The loops call cuBLAS; creating its handle (and workspace) for this
+    // thread and stream is not allowed during capture, so do it now.
+    const c10::cuda::CUDAStreamGuard stream_guard(side);
+    at::cuda::getCurrentCUDABlasHandle();
+  }
   C10_CUDA_CHECK(cudaStreamBeginCapture(side.stream(), cudaStreamCaptureModeThreadLocal));
   try {
     enqueue(side);

@@ -1,6 +1,7 @@
 // A time loop captured once into a CUDA graph and replayed with new arguments.
 // The graph's root node must be a kernel (the setup kernel of step_args.h): a
 // replay replaces that kernel's by-value arguments and launches the graph.
+// The loop may call cuBLAS through torch's handle for the current stream.
 #pragma once
 
 #include <functional>
