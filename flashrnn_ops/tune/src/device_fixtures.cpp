@@ -2,7 +2,9 @@
 // Guide ("Technical Specifications per Compute Capability": registers, shared
 // memory, threads, cluster sizes) and the product datasheets (SM counts, L2,
 // boost clocks): A100 SXM4 80GB, H100 SXM5 80GB, H200 SXM 141GB, L4.
-// Names are what cudaGetDeviceProperties reports for those boards.
+// Names are what cudaGetDeviceProperties reports for those boards. The H100
+// and H200 fixtures equal what query_cuda_device() read on those boards
+// (tests/tune/test_device_props.cpp compares them wherever a GPU is present).
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -45,8 +47,9 @@ DeviceProps h100() {
 }
 
 DeviceProps h200() {
-  DeviceProps d = h100();  // the same GH100 chip and SM configuration, more HBM
+  DeviceProps d = h100();  // the same GH100 SM configuration; more HBM and L2
   d.name = "NVIDIA H200";
+  d.l2_bytes = 60 * kMiB;  // the full chip's L2, as the runtime reports it
   return d;
 }
 
