@@ -35,16 +35,17 @@ void check_coverage(const ScanShape& shape) {
   std::vector<int> owners(size_t(B * D * T), 0);
   std::vector<int> channel_owners(size_t(B * D), 0);
   for (int64_t tile = 0; tile < tiling.tiles; ++tile) {
-    const int64_t row = tile / tiling.time_tiles, time_tile = tile % tiling.time_tiles;
-    if (time_tile == 0)
+    const TilePlace place = place_tile(tiling, tile);
+    ASSERT_EQ(place.row + place.time_tile * tiling.rows, tile);  // chains are `rows` apart
+    if (place.time_tile == 0)
       for (int c = 0; c < tiling.tile_channels; ++c) {
-        const int64_t flat = tile_channel_flat<kBtd>(shape, tiling, row, c);
+        const int64_t flat = tile_channel_flat<kBtd>(shape, tiling, place.row, c);
         if (flat >= 0) ++channel_owners[size_t(flat)];
       }
     for (int thread = 0; thread < kThreadsPerTile; ++thread) {
       const LanePlace lane = place_lane<kBtd>(tiling, thread);
       const ThreadElements e = place_elements<kBtd, ts.steps, ts.channels>(
-          shape, tiling, lane, row, time_tile, shape.reverse, false);
+          shape, tiling, lane, place, shape.reverse, false);
       ASSERT_LE(e.channels, ts.channels);
       for (int s = 0; s < ts.steps; ++s) {
         const int64_t u = e.first + s;

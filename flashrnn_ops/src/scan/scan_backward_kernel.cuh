@@ -7,7 +7,8 @@
 //
 // In this kernel's scan order u (the forward's order reversed) the gate of step
 // u is a at step u−1 and the x[v−1] of step u is x at step u+1: one halo step
-// per thread on each side. Reads a, x and g once and writes da and db once.
+// per thread on each side. Reads a, x and g once and writes da and db once;
+// persistent blocks load the next tile's inputs while they scan the current one.
 #pragma once
 
 #include <cstdint>
@@ -35,41 +36,50 @@ struct BackwardArgs {
   T* dx0;  // or null
 };
 
-template <class T, bool kBtd>
-__global__ void __launch_bounds__(kThreadsPerTile, 2) scan_backward_kernel(const BackwardArgs<T> args) {
-  constexpr ThreadShape kShape = thread_shape(kBtd);
-  constexpr int S = kShape.steps, CH = kShape.channels;
-  __shared__ BlockScanStorage<kWarpSize * CH> smem;
-
-  const ScanTiling& tiling = args.tiling;
-  const int64_t tile = claim_tile(args.lookback, smem);
-  const int64_t row = tile / tiling.time_tiles, time_tile = tile % tiling.time_tiles;
-  const LanePlace lane = place_lane<kBtd>(tiling, threadIdx.x);
-  const ThreadElements e = place_elements<kBtd, S, CH>(args.shape, tiling, lane, row, time_tile,
-                                                       !args.shape.reverse, args.vectors);
-  const T zero = from_float<T>(0.f);
-
+// A thread's inputs of one tile, in registers: its steps of a, x and dL/dx, and
+// the halo (the gate before its first step, x[v−1] after its last one).
+template <class T, int S, int CH>
+struct BackwardInputs {
+  ThreadElements where;
   T a[S][CH], x[S][CH], g[S][CH];
-  load_steps<kBtd>(args.a, e, zero, a);
-  load_steps<kBtd>(args.x, e, zero, x);
+  T a_before[CH], x_after[CH];
+};
+
+template <bool kBtd, class T, int S, int CH>
+__device__ __forceinline__ void load_backward_inputs(const BackwardArgs<T>& args,
+                                                     const LanePlace& lane, const TilePlace& tile,
+                                                     BackwardInputs<T, S, CH>& in) {
+  const T zero = from_float<T>(0.f);
+  in.where = place_elements<kBtd, S, CH>(args.shape, args.tiling, lane, tile,
+                                         !args.shape.reverse, args.vectors);
+  const ThreadElements& e = in.where;
+  load_steps<kBtd>(args.a, e, zero, in.a);
+  load_steps<kBtd>(args.x, e, zero, in.x);
   if (args.dx != nullptr) {
-    load_steps<kBtd>(args.dx, e, zero, g);
+    load_steps<kBtd>(args.dx, e, zero, in.g);
   } else {
 #pragma unroll
     for (int s = 0; s < S; ++s)
 #pragma unroll
-      for (int c = 0; c < CH; ++c) g[s][c] = zero;
+      for (int c = 0; c < CH; ++c) in.g[s][c] = zero;
   }
-  // Halo: the gate of the first step, and x[v−1] of the last step (x0 past the end).
-  T a_before[CH], x_after[CH];
-  load_step<kBtd, CH>(args.a, e, e.first - 1, zero, a_before);
+  load_step<kBtd, CH>(args.a, e, e.first - 1, zero, in.a_before);
   if (e.first + S < e.steps) {
-    load_step<kBtd, CH>(args.x, e, e.first + S, zero, x_after);
-  } else {
+    load_step<kBtd, CH>(args.x, e, e.first + S, zero, in.x_after);
+  } else {  // x[v−1] of forward step 0 is x0
 #pragma unroll
     for (int c = 0; c < CH; ++c)
-      x_after[c] = (args.x0 != nullptr && c < e.channels) ? args.x0[e.flat + c] : zero;
+      in.x_after[c] = (args.x0 != nullptr && c < e.channels) ? args.x0[e.flat + c] : zero;
   }
+}
+
+template <bool kBtd, class T, int S, int CH, int kMaxChannels>
+__device__ __forceinline__ void backward_tile(const BackwardArgs<T>& args, const LanePlace& lane,
+                                              const TilePlace& tile,
+                                              const BackwardInputs<T, S, CH>& in,
+                                              BlockScanStorage<kMaxChannels>& smem) {
+  const ScanTiling& tiling = args.tiling;
+  const ThreadElements& e = in.where;
   float dlast[CH];
 #pragma unroll
   for (int c = 0; c < CH; ++c)
@@ -80,8 +90,8 @@ __global__ void __launch_bounds__(kThreadsPerTile, 2) scan_backward_kernel(const
   // Step s of the thread as a map; steps past the end are the identity.
   const auto step = [&](int s, int c) {
     if (e.first + s >= e.steps) return identity_map();
-    const float gate = to_float(s == 0 ? a_before[c] : a[s - 1][c]);
-    const float input = to_float(g[s][c]) + (s == 0 ? dlast[c] : 0.f);
+    const float gate = to_float(s == 0 ? in.a_before[c] : in.a[s - 1][c]);
+    const float input = to_float(in.g[s][c]) + (s == 0 ? dlast[c] : 0.f);
     return Affine{gate, input};
   };
 
@@ -95,9 +105,9 @@ __global__ void __launch_bounds__(kThreadsPerTile, 2) scan_backward_kernel(const
 
   Affine prefix[CH], tile_total = identity_map();
   tile_prefix(total, lane, tiling, smem, prefix, tile_total);
-  const float carry = chain_carry_in(args.lookback, tile, time_tile,
-                                     time_tile + 1 < tiling.time_tiles, tiling.tile_channels,
-                                     tile_total, 0.f, smem);
+  const float carry = chain_carry_in(args.lookback, tile, tiling.rows,
+                                     tile.time_tile + 1 < tiling.time_tiles,
+                                     tiling.tile_channels, tile_total, 0.f, smem);
   if (int(threadIdx.x) < tiling.tile_channels) smem.carry[threadIdx.x] = carry;
   __syncthreads();
 
@@ -111,17 +121,40 @@ __global__ void __launch_bounds__(kThreadsPerTile, 2) scan_backward_kernel(const
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
       state[c] = apply(step(s, c), state[c]);
-      const float x_prev = to_float(x_prev_inside ? x[s + 1 < S ? s + 1 : s][c] : x_after[c]);
+      const float x_prev = to_float(x_prev_inside ? in.x[s + 1 < S ? s + 1 : s][c] : in.x_after[c]);
       db[s][c] = from_float<T>(state[c]);
       da[s][c] = from_float<T>(state[c] * x_prev);
     }
     if (args.dx0 != nullptr && e.first + s == e.steps - 1) {  // forward step 0
 #pragma unroll
       for (int c = 0; c < CH; ++c)
-        if (c < e.channels) args.dx0[e.flat + c] = from_float<T>(to_float(a[s][c]) * state[c]);
+        if (c < e.channels) args.dx0[e.flat + c] = from_float<T>(to_float(in.a[s][c]) * state[c]);
     }
     store_completed<kBtd>(args.db, e, s, db);
     store_completed<kBtd>(args.da, e, s, da);
+  }
+}
+
+template <class T, bool kBtd>
+__global__ void __launch_bounds__(kThreadsPerTile) scan_backward_kernel(const BackwardArgs<T> args) {
+  constexpr ThreadShape kShape = thread_shape(kBtd);
+  constexpr int S = kShape.steps, CH = kShape.channels;
+  __shared__ BlockScanStorage<kWarpSize * CH> smem;
+
+  const ScanTiling& tiling = args.tiling;
+  const LanePlace lane = place_lane<kBtd>(tiling, threadIdx.x);
+  const TileSchedule schedule{args.lookback};
+  int64_t tile = schedule.first(smem);
+  BackwardInputs<T, S, CH> current;
+  if (tile < tiling.tiles) load_backward_inputs<kBtd>(args, lane, place_tile(tiling, tile), current);
+  while (tile < tiling.tiles) {
+    const int64_t next = schedule.next(tile, smem);
+    BackwardInputs<T, S, CH> upcoming;
+    if (next < tiling.tiles)
+      load_backward_inputs<kBtd>(args, lane, place_tile(tiling, next), upcoming);
+    backward_tile<kBtd>(args, lane, place_tile(tiling, tile), current, smem);
+    current = upcoming;
+    tile = next;
   }
 }
 

@@ -6,9 +6,10 @@
 // prefix scan, Merrill & Garland 2016). Each tile publishes its total map as soon
 // as it is known, then walks back over its predecessors' published maps until
 // it meets one that has published its inclusive state; from that it knows the
-// state entering the tile, and publishes its own inclusive state. Tiles take
-// their index from a ticket counter in launch order, so every predecessor a tile
-// waits for has already started: no deadlock, whatever the scheduling.
+// state entering the tile, and publishes its own inclusive state. Tiles are
+// taken in launch order from a ticket counter (TileSchedule), so every
+// predecessor a tile waits for is owned by a block that is running: no
+// deadlock, whatever the scheduling.
 #pragma once
 
 #include <cstdint>
@@ -50,16 +51,35 @@ __device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-// The tile this block works on: launch order from the ticket when tiles wait on
-// one another, otherwise the block index.
-template <int kMaxChannels>
-__device__ __forceinline__ int64_t claim_tile(const LookbackView& lookback,
-                                              BlockScanStorage<kMaxChannels>& smem) {
-  if (lookback.ticket == nullptr) return blockIdx.x;
-  if (threadIdx.x == 0) smem.tile = atomicAdd(lookback.ticket, 1u);
-  __syncthreads();
-  return smem.tile;
-}
+// The order in which a persistent block takes tiles. With a look-back, tiles
+// come from the ticket counter (launch order, so every tile a block waits for
+// is already owned by a running block, and each block finishes its current tile
+// before it waits on anything for the next); otherwise block b takes tiles
+// b, b + grid, b + 2·grid, …
+struct TileSchedule {
+  const LookbackView& lookback;
+
+  template <int kMaxChannels>
+  __device__ __forceinline__ int64_t first(BlockScanStorage<kMaxChannels>& smem) const {
+    return lookback.ticket == nullptr ? int64_t(blockIdx.x) : claim(smem);
+  }
+  // Every thread of the block must call it (it may synchronise the block).
+  template <int kMaxChannels>
+  __device__ __forceinline__ int64_t next(int64_t current,
+                                          BlockScanStorage<kMaxChannels>& smem) const {
+    return lookback.ticket == nullptr ? current + gridDim.x : claim(smem);
+  }
+
+ private:
+  template <int kMaxChannels>
+  __device__ __forceinline__ int64_t claim(BlockScanStorage<kMaxChannels>& smem) const {
+    // smem.tile is rewritten only after the block has passed the barriers of
+    // the tile scanned in between, so every thread has read the previous value.
+    if (threadIdx.x == 0) smem.tile = atomicAdd(lookback.ticket, 1u);
+    __syncthreads();
+    return smem.tile;
+  }
+};
 
 // Scans the threads' maps across the tile. In: each thread's composed map per
 // channel. Out: the map from the state entering the tile to the state entering
@@ -111,25 +131,27 @@ __device__ __forceinline__ void tile_prefix(const Affine (&thread_total)[CH],
     thread_prefix[c] = then(smem.warp_totals[lane.warp][lane.slot * CH + c], lane_exclusive[c]);
 }
 
-// The state entering tile `tile` (the `time_tile`-th of its chain), for threads
-// tid < channels; every thread of the block must call it. `chain_start` is the
-// state before the chain (x0 or zero), used by the chain's first tile. Publishes
-// this tile's inclusive state when `lookback` is set and a successor exists.
+// The state entering `tile`, for threads tid < channels; every thread of the
+// block must call it. The tile's predecessor in its chain is `chain_stride`
+// tiles before it. `chain_start` is the state before the chain (x0 or zero),
+// used by the chain's first tile. Publishes this tile's inclusive state when
+// the look-back is on and a successor exists.
 template <int kMaxChannels>
-__device__ __forceinline__ float chain_carry_in(const LookbackView& lookback, int64_t tile,
-                                                int64_t time_tile, bool has_successor,
+__device__ __forceinline__ float chain_carry_in(const LookbackView& lookback, const TilePlace& place,
+                                                int64_t chain_stride, bool has_successor,
                                                 int channels, Affine tile_total,
                                                 float chain_start,
                                                 BlockScanStorage<kMaxChannels>& smem) {
   const int tid = threadIdx.x;
   const bool channel_thread = tid < channels;
+  const int64_t tile = place.tile;
   float carry = chain_start;
   if (lookback.flags == nullptr) return carry;
   const int64_t my_values = tile * channels + tid;
 
-  if (time_tile > 0) {
+  if (place.time_tile > 0) {
     // Publish the tile's map unless the predecessor already knows its state.
-    if (tid == 0) smem.predecessor_status = load_acquire(lookback.flags + tile - 1);
+    if (tid == 0) smem.predecessor_status = load_acquire(lookback.flags + tile - chain_stride);
     __syncthreads();
     if (smem.predecessor_status != kInclusiveReady) {
       if (channel_thread) {
@@ -141,12 +163,12 @@ __device__ __forceinline__ float chain_carry_in(const LookbackView& lookback, in
     }
 
     // Walk back in windows of 32 predecessors; warp 0 reads their status.
-    const int64_t chain_first = tile - time_tile;
-    int64_t newest = tile - 1;
+    const int64_t chain_first = place.row;
+    int64_t newest = tile - chain_stride;
     Affine later = identity_map();  // the maps of tiles (newest, tile)
     for (;;) {
       if (tid < kWarpSize) {
-        const int64_t p = newest - tid;
+        const int64_t p = newest - tid * chain_stride;
         int count;
         bool found;
         for (;;) {
@@ -172,15 +194,16 @@ __device__ __forceinline__ float chain_carry_in(const LookbackView& lookback, in
         const int aggregates = found ? count - 1 : count;
 #pragma unroll 4
         for (int j = 0; j < aggregates; ++j) {
-          const float2 m = __ldcg(lookback.aggregates + (newest - j) * channels + tid);
+          const float2 m = __ldcg(lookback.aggregates + (newest - j * chain_stride) * channels + tid);
           later = then(Affine{m.x, m.y}, later);
         }
         if (found)
-          carry = apply(later, __ldcg(lookback.inclusive + (newest - aggregates) * channels + tid));
+          carry = apply(later, __ldcg(lookback.inclusive +
+                                      (newest - aggregates * chain_stride) * channels + tid));
       }
       __syncthreads();  // the window fields are rewritten next round
       if (found) break;
-      newest -= count;
+      newest -= count * chain_stride;
     }
   }
 

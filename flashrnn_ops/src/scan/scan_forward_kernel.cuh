@@ -1,6 +1,7 @@
-// The forward kernel: x[u] = a[u]·x[u−1] + b[u] in scan order, one tile per block.
-// Reads a and b once and writes x once (plus the last step's state): the
-// memory traffic is the 3 tensors, which is the floor.
+// The forward kernel: x[u] = a[u]·x[u−1] + b[u] in scan order. Reads a and b
+// once and writes x once (plus the last step's state): the memory traffic is
+// the 3 tensors, which is the floor. Persistent blocks load the next tile's a
+// and b while they scan the current one.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@ struct ForwardArgs {
   ScanShape shape;
   ScanTiling tiling;
   LookbackView lookback;
-  bool vectors;  // 16-byte accesses allowed
+  bool vectors;  // vector accesses allowed
   const T* a;
   const T* b;
   const T* x0;  // or null
@@ -25,42 +26,51 @@ struct ForwardArgs {
   T* last;
 };
 
-template <class T, bool kBtd>
-__global__ void __launch_bounds__(kThreadsPerTile, 3) scan_forward_kernel(const ForwardArgs<T> args) {
-  constexpr ThreadShape kShape = thread_shape(kBtd);
-  constexpr int S = kShape.steps, CH = kShape.channels;
-  __shared__ BlockScanStorage<kWarpSize * CH> smem;
+// A thread's inputs of one tile, in registers.
+template <class T, int S, int CH>
+struct ForwardInputs {
+  ThreadElements where;
+  T a[S][CH];
+  T b[S][CH];
+};
 
+template <bool kBtd, class T, int S, int CH>
+__device__ __forceinline__ void load_forward_inputs(const ForwardArgs<T>& args,
+                                                    const LanePlace& lane, const TilePlace& tile,
+                                                    ForwardInputs<T, S, CH>& in) {
+  in.where = place_elements<kBtd, S, CH>(args.shape, args.tiling, lane, tile, args.shape.reverse,
+                                         args.vectors);
+  load_steps<kBtd>(args.a, in.where, from_float<T>(1.f), in.a);
+  load_steps<kBtd>(args.b, in.where, from_float<T>(0.f), in.b);
+}
+
+template <bool kBtd, class T, int S, int CH, int kMaxChannels>
+__device__ __forceinline__ void forward_tile(const ForwardArgs<T>& args, const LanePlace& lane,
+                                             const TilePlace& tile,
+                                             const ForwardInputs<T, S, CH>& in,
+                                             BlockScanStorage<kMaxChannels>& smem) {
   const ScanTiling& tiling = args.tiling;
-  const int64_t tile = claim_tile(args.lookback, smem);
-  const int64_t row = tile / tiling.time_tiles, time_tile = tile % tiling.time_tiles;
-  const LanePlace lane = place_lane<kBtd>(tiling, threadIdx.x);
-  const ThreadElements e = place_elements<kBtd, S, CH>(args.shape, tiling, lane, row, time_tile,
-                                                       args.shape.reverse, args.vectors);
-
-  T a[S][CH], b[S][CH];
-  load_steps<kBtd>(args.a, e, from_float<T>(1.f), a);
-  load_steps<kBtd>(args.b, e, from_float<T>(0.f), b);
-
+  const ThreadElements& e = in.where;
   Affine total[CH];
 #pragma unroll
   for (int c = 0; c < CH; ++c) total[c] = identity_map();
 #pragma unroll
   for (int s = 0; s < S; ++s)
 #pragma unroll
-    for (int c = 0; c < CH; ++c) total[c] = then(total[c], Affine{to_float(a[s][c]), to_float(b[s][c])});
+    for (int c = 0; c < CH; ++c)
+      total[c] = then(total[c], Affine{to_float(in.a[s][c]), to_float(in.b[s][c])});
 
   Affine prefix[CH], tile_total = identity_map();
   tile_prefix(total, lane, tiling, smem, prefix, tile_total);
 
   float chain_start = 0.f;
-  if (args.x0 != nullptr && time_tile == 0 && int(threadIdx.x) < tiling.tile_channels) {
-    const int64_t flat = tile_channel_flat<kBtd>(args.shape, tiling, row, threadIdx.x);
+  if (args.x0 != nullptr && tile.time_tile == 0 && int(threadIdx.x) < tiling.tile_channels) {
+    const int64_t flat = tile_channel_flat<kBtd>(args.shape, tiling, tile.row, threadIdx.x);
     if (flat >= 0) chain_start = to_float(args.x0[flat]);
   }
-  const float carry = chain_carry_in(args.lookback, tile, time_tile,
-                                     time_tile + 1 < tiling.time_tiles, tiling.tile_channels,
-                                     tile_total, chain_start, smem);
+  const float carry = chain_carry_in(args.lookback, tile, tiling.rows,
+                                     tile.time_tile + 1 < tiling.time_tiles,
+                                     tiling.tile_channels, tile_total, chain_start, smem);
   if (int(threadIdx.x) < tiling.tile_channels) smem.carry[threadIdx.x] = carry;
   __syncthreads();
 
@@ -72,7 +82,7 @@ __global__ void __launch_bounds__(kThreadsPerTile, 3) scan_forward_kernel(const 
   for (int s = 0; s < S; ++s) {
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
-      state[c] = fmaf(to_float(a[s][c]), state[c], to_float(b[s][c]));
+      state[c] = fmaf(to_float(in.a[s][c]), state[c], to_float(in.b[s][c]));
       x[s][c] = from_float<T>(state[c]);
     }
     if (e.first + s == e.steps - 1) {  // the final step: also the `last` output
@@ -81,6 +91,29 @@ __global__ void __launch_bounds__(kThreadsPerTile, 3) scan_forward_kernel(const 
         if (c < e.channels) args.last[e.flat + c] = x[s][c];
     }
     store_completed<kBtd>(args.x, e, s, x);
+  }
+}
+
+template <class T, bool kBtd>
+__global__ void __launch_bounds__(kThreadsPerTile) scan_forward_kernel(const ForwardArgs<T> args) {
+  constexpr ThreadShape kShape = thread_shape(kBtd);
+  constexpr int S = kShape.steps, CH = kShape.channels;
+  __shared__ BlockScanStorage<kWarpSize * CH> smem;
+
+  const ScanTiling& tiling = args.tiling;
+  const LanePlace lane = place_lane<kBtd>(tiling, threadIdx.x);
+  const TileSchedule schedule{args.lookback};
+  int64_t tile = schedule.first(smem);
+  ForwardInputs<T, S, CH> current;
+  if (tile < tiling.tiles) load_forward_inputs<kBtd>(args, lane, place_tile(tiling, tile), current);
+  while (tile < tiling.tiles) {
+    const int64_t next = schedule.next(tile, smem);
+    ForwardInputs<T, S, CH> upcoming;
+    if (next < tiling.tiles)
+      load_forward_inputs<kBtd>(args, lane, place_tile(tiling, next), upcoming);
+    forward_tile<kBtd>(args, lane, place_tile(tiling, tile), current, smem);
+    current = upcoming;
+    tile = next;
   }
 }
 

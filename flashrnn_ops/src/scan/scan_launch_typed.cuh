@@ -2,6 +2,7 @@
 // per-dtype instantiation files scan_kernels_<dtype>.cu.
 #pragma once
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <initializer_list>
@@ -43,6 +44,37 @@ inline cudaError_t prepare_lookback(const ScanTiling& tiling, void* workspace, c
 
 inline bool grid_fits(const ScanTiling& tiling) { return tiling.tiles <= INT_MAX; }
 
+// Blocks of kKernel resident on the current device at once: the persistent
+// grid. Cached per device; the first call per device asks the runtime.
+template <auto kKernel>
+cudaError_t resident_blocks(int& blocks) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices] = {};
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device)) return e;
+  if (device < kMaxDevices && (blocks = cache[device].load(std::memory_order_relaxed)) > 0)
+    return cudaSuccess;
+  int sms = 0, per_sm = 0;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
+    return e;
+  if (const cudaError_t e =
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, kThreadsPerTile, 0))
+    return e;
+  blocks = sms * (per_sm > 0 ? per_sm : 1);
+  if (device < kMaxDevices) cache[device].store(blocks, std::memory_order_relaxed);
+  return cudaSuccess;
+}
+
+// Launches kKernel on a persistent grid: no more blocks than tiles or than fit.
+template <auto kKernel, class Args>
+cudaError_t launch_persistent(const Args& args, cudaStream_t stream) {
+  int resident = 0;
+  if (const cudaError_t e = resident_blocks<kKernel>(resident)) return e;
+  const unsigned blocks = unsigned(args.tiling.tiles < resident ? args.tiling.tiles : resident);
+  kKernel<<<blocks, kThreadsPerTile, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
 }  // namespace detail
 
 template <class T>
@@ -60,12 +92,8 @@ cudaError_t launch_scan_forward_typed(const ScanForwardParams& p, void* workspac
   args.last = static_cast<T*>(p.last);
   if (const cudaError_t e = detail::prepare_lookback(args.tiling, workspace, stream, args.lookback))
     return e;
-  const unsigned blocks = unsigned(args.tiling.tiles);
-  if (p.shape.btd)
-    scan_forward_kernel<T, true><<<blocks, kThreadsPerTile, 0, stream>>>(args);
-  else
-    scan_forward_kernel<T, false><<<blocks, kThreadsPerTile, 0, stream>>>(args);
-  return cudaGetLastError();
+  return p.shape.btd ? detail::launch_persistent<scan_forward_kernel<T, true>>(args, stream)
+                     : detail::launch_persistent<scan_forward_kernel<T, false>>(args, stream);
 }
 
 template <class T>
@@ -86,12 +114,8 @@ cudaError_t launch_scan_backward_typed(const ScanBackwardParams& p, void* worksp
   args.dx0 = static_cast<T*>(p.dx0);
   if (const cudaError_t e = detail::prepare_lookback(args.tiling, workspace, stream, args.lookback))
     return e;
-  const unsigned blocks = unsigned(args.tiling.tiles);
-  if (p.shape.btd)
-    scan_backward_kernel<T, true><<<blocks, kThreadsPerTile, 0, stream>>>(args);
-  else
-    scan_backward_kernel<T, false><<<blocks, kThreadsPerTile, 0, stream>>>(args);
-  return cudaGetLastError();
+  return p.shape.btd ? detail::launch_persistent<scan_backward_kernel<T, true>>(args, stream)
+                     : detail::launch_persistent<scan_backward_kernel<T, false>>(args, stream);
 }
 
 }  // namespace flashrnn::scan_kernels

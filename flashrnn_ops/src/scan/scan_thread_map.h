@@ -45,6 +45,19 @@ SCAN_HD LanePlace place_lane(const ScanTiling& tiling, int thread) {
   return p;
 }
 
+// Tile `tile` of the launch, row-fastest: tiles that follow one another in time
+// are `rows` apart, so a tile's predecessor was started `rows` tiles earlier
+// and, with many channels, has long finished when the tile needs its state.
+struct TilePlace {
+  int64_t tile;
+  int64_t row;        // which channels
+  int64_t time_tile;  // position in the chain
+};
+
+SCAN_HD TilePlace place_tile(const ScanTiling& tiling, int64_t tile) {
+  return {tile, tile % tiling.rows, tile / tiling.rows};
+}
+
 // The elements one thread owns.
 struct ThreadElements {
   int64_t base;         // element offset of channel 0 at physical t = 0
@@ -77,12 +90,12 @@ SCAN_HD int64_t tile_channel_flat(const ScanShape& shape, const ScanTiling& tili
 
 template <bool kBtd, int S, int CH>
 SCAN_HD ThreadElements place_elements(const ScanShape& shape, const ScanTiling& tiling,
-                                      const LanePlace& lane, int64_t row, int64_t time_tile,
+                                      const LanePlace& lane, const TilePlace& tile,
                                       bool descending, bool vectors) {
   ThreadElements e;
-  const int64_t first_channel = tile_channel_flat<kBtd>(shape, tiling, row, lane.slot * CH);
+  const int64_t first_channel = tile_channel_flat<kBtd>(shape, tiling, tile.row, lane.slot * CH);
   const int64_t group = int64_t(lane.warp) * tiling.groups_per_warp + lane.group;
-  e.first = time_tile * tiling.tile_steps + group * S;
+  e.first = tile.time_tile * tiling.tile_steps + group * S;
   e.steps = shape.steps;
   e.descending = descending;
   e.vectors = vectors;

@@ -1,21 +1,24 @@
 // How the scan kernels cut a problem into tiles; plain C++ shared by the host
 // launcher, the kernels and the CPU tests.
 //
-// A tile is one thread block of 8 warps. It covers `tile_channels` channels and
-// `tile_steps` consecutive steps in scan order. Each thread owns
-// `channels_per_thread` channels × `steps_per_thread` consecutive steps; a warp
-// holds `slots_per_warp` channel slots side by side, each with
-// `groups_per_warp` time groups; the 8 warps follow one another in time.
+// A tile is what one thread block (kWarpsPerTile warps, 8 by default) works on
+// at a time. It covers `tile_channels` channels and `tile_steps` consecutive
+// steps in scan order. Each thread owns `channels_per_thread` channels ×
+// `steps_per_thread` consecutive steps; a warp holds `slots_per_warp` channel
+// slots side by side, each with `groups_per_warp` time groups; the warps of a
+// block follow one another in time.
 //
 //   [B, D, T]: a thread's steps are contiguous in memory (16-byte vectors along
 //              time, one channel per slot); lanes of a slot are neighbours in time.
-//   [B, T, D]: a thread's channels are contiguous (one 16-byte vector per step);
-//              lanes next to each other take the next channels, so a warp reads
-//              whole rows of D without any transpose.
+//   [B, T, D]: a thread's channels are contiguous (one vector per step); lanes
+//              next to each other take the next channels, so a warp reads whole
+//              rows of D without any transpose.
 //
 // Tiles that follow one another in time form a chain; a tile learns the state
 // entering it from its predecessors by a decoupled look-back (scan_block.cuh),
-// so long sequences with few channels still spread over the whole GPU.
+// so long sequences with few channels still spread over the whole GPU. Blocks
+// are persistent: each works through tiles in launch order (scan_block.cuh),
+// loading the next tile while it scans the current one.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +28,19 @@
 
 namespace flashrnn::scan_kernels {
 
+// Tuning knobs, fixed at compile time (scanbench's results are for the defaults).
+#ifndef FLASHRNN_SCAN_WARPS
+#define FLASHRNN_SCAN_WARPS 8
+#endif
+#ifndef FLASHRNN_SCAN_BDT_STEPS
+#define FLASHRNN_SCAN_BDT_STEPS 16
+#endif
+#ifndef FLASHRNN_SCAN_BTD_STEPS
+#define FLASHRNN_SCAN_BTD_STEPS 4
+#endif
+
 constexpr int kWarpSize = 32;
-constexpr int kWarpsPerTile = 8;
+constexpr int kWarpsPerTile = FLASHRNN_SCAN_WARPS;
 constexpr int kThreadsPerTile = kWarpSize * kWarpsPerTile;
 constexpr int kVectorBytes = 16;
 
@@ -38,7 +52,9 @@ struct ThreadShape {
 // [B, D, T]: 16 steps of one channel (one to four 16-byte vectors per tensor).
 // [B, T, D]: 4 channels (one 8- or 16-byte vector) at each of 4 steps. Registers
 // bound these: a thread keeps its inputs from load until the final pass.
-constexpr ThreadShape thread_shape(bool btd) { return btd ? ThreadShape{4, 4} : ThreadShape{16, 1}; }
+constexpr ThreadShape thread_shape(bool btd) {
+  return btd ? ThreadShape{FLASHRNN_SCAN_BTD_STEPS, 4} : ThreadShape{FLASHRNN_SCAN_BDT_STEPS, 1};
+}
 
 // Elements a vector access holds: along time ([B, D, T]) or across channels ([B, T, D]).
 constexpr int vector_elements(bool btd, int element_bytes) {
