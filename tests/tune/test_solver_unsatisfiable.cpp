@@ -85,6 +85,24 @@ TEST(SolverUnsatisfiable, OddCycleNeedsSearchAndReportsTheBusiestConstraint) {
       << explain(p, *r.conflict);
 }
 
+TEST(SolverUnsatisfiable, SlowCycleStopsPropagatingAndSearchFinishesTheProof) {
+  // x < y and y < x: interval reasoning shrinks the domains by one per
+  // revision, thousands of revisions; propagation gives up early (soundly) and
+  // search closes every branch at once.
+  Problem p;
+  Expr x = p.add_variable("x", Domain::interval(0, 3000));
+  Expr y = p.add_variable("y", Domain::interval(0, 3000));
+  p.add_constraint(x + c(1), Relation::kLessEqual, y, "x_below_y");
+  p.add_constraint(y + c(1), Relation::kLessEqual, x, "y_below_x");
+  const SolveResult r = solve_all(p);
+  EXPECT_FALSE(r.satisfiable());
+  EXPECT_TRUE(r.complete);
+  ASSERT_TRUE(r.conflict);
+  EXPECT_FALSE(r.conflict->before_search);
+  EXPECT_GT(r.stats.nodes, 1u);
+  EXPECT_LT(r.stats.seconds, 1.0);
+}
+
 TEST(SolverUnsatisfiable, BestOfNothingIsUnsatisfiableToo) {
   Problem p;
   Expr x = p.add_variable("x", Domain::interval(0, 10));
