@@ -165,6 +165,7 @@ TEST_F(PrepareRun, ShardsHoldEachDocumentInOrder) {
   EXPECT_EQ(manifest["train"]["tokens"], report.train.tokens);
   EXPECT_EQ(manifest["val"]["document_names"], nlohmann::json(names_of(split.val)));
   EXPECT_EQ(manifest["tokenizer"]["vocab_size"], 600);
+  EXPECT_EQ(manifest["tokenizer"]["model"], "tokenizer.model") << "relative to the output directory";
 
   // The loader reads what prepare wrote.
   ShardLoader loader({find_shards(dir_.file("out/train_*.bin")), 4, 64, 0, 0, 1, true, 600});

@@ -61,12 +61,21 @@ nlohmann::json split_json(const SplitReport& r, const std::vector<Document>& doc
   return j;
 }
 
+// The model's path relative to the output directory when it lies inside it,
+// so the directory can move.
+std::string model_path_for_manifest(const PrepareOptions& o) {
+  const std::filesystem::path relative =
+      std::filesystem::path(o.tokenizer_model).lexically_relative(o.output_dir);
+  if (relative.empty() || *relative.begin() == "..") return o.tokenizer_model;
+  return relative.generic_string();
+}
+
 void write_manifest(const PrepareOptions& o, const PrepareReport& r, const DocumentSplit& split) {
   const TokenizerTrainOptions& t = o.tokenizer_options;
   nlohmann::json manifest{
       {"inputs", o.inputs},
       {"tokenizer",
-       {{"model", o.tokenizer_model},
+       {{"model", model_path_for_manifest(o)},
         {"trained_here", o.train_tokenizer},
         {"vocab_size", r.vocab_size},
         {"model_type", t.model == TokenizerModel::kBpe ? "bpe" : "unigram"},
