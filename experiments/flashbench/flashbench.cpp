@@ -189,33 +189,33 @@ struct Bench {
     record("rnn", cell_name, name, s, "fwbw", fwbw, error);
   }
 
-  // cuDNN through torch::lstm / torch::gru: a dense single head of size D with
-  // input size D (it includes the input projection, which our op takes as given).
+  // cuDNN through nn::LSTM / nn::GRU: a dense single head of size D with input
+  // size D (it includes the input projection, which our op takes as given).
   void time_cudnn(Cell cell, const Shape& s, torch::Dtype dtype) {
     if (s.N != 1 || (cell != Cell::kLstm && cell != Cell::kGru)) return;
-    const int64_t gates = cell == Cell::kLstm ? 4 : 3, H = s.D;
-    const auto o = torch::TensorOptions().device(torch::kCUDA).dtype(dtype).requires_grad(true);
-    const double scale = 1.0 / std::sqrt(double(H));
-    std::vector<std::vector<torch::Tensor>> params;
+    const int64_t H = s.D;
+    std::vector<std::function<torch::Tensor(const torch::Tensor&)>> layers;
     std::vector<torch::Tensor> inputs;
     for (int i = 0; i < kInputSets; ++i) {
-      params.push_back({(torch::randn({gates * H, H}, o) * scale).detach().requires_grad_(),
-                        (torch::randn({gates * H, H}, o) * scale).detach().requires_grad_(),
-                        torch::randn({gates * H}, o), torch::randn({gates * H}, o)});
-      inputs.push_back(torch::randn({s.B, s.T, H}, o));
+      if (cell == Cell::kLstm) {
+        torch::nn::LSTM m(torch::nn::LSTMOptions(H, H).batch_first(true));
+        m->to(torch::kCUDA, dtype);
+        m->flatten_parameters();
+        layers.push_back([m](const torch::Tensor& x) mutable { return std::get<0>(m->forward(x)); });
+      } else {
+        torch::nn::GRU m(torch::nn::GRUOptions(H, H).batch_first(true));
+        m->to(torch::kCUDA, dtype);
+        m->flatten_parameters();
+        layers.push_back([m](const torch::Tensor& x) mutable { return std::get<0>(m->forward(x)); });
+      }
+      inputs.push_back(torch::randn({s.B, s.T, H}, torch::dtype(dtype).device(torch::kCUDA))
+                           .requires_grad_(true));
     }
-    const auto h0 = torch::zeros({1, s.B, H}, o.requires_grad(false));
-    const auto run = [&](int i) {
-      const auto& p = params[i % kInputSets];
-      const auto& x = inputs[i % kInputSets];
-      if (cell == Cell::kLstm)
-        return std::get<0>(torch::lstm(x, {h0, h0}, p, true, 1, 0.0, true, false, true));
-      return std::get<0>(torch::gru(x, h0, p, true, 1, 0.0, true, false, true));
-    };
+    const auto run = [&](int i) { return layers[i % kInputSets](inputs[i % kInputSets]); };
     const std::string name = "cudnn_" + dtype_name(dtype);
     const std::string cell_name(flashrnn::to_string(cell));
-    Args saved = args;
-    args.dtype = dtype;
+    const torch::Dtype ours = args.dtype;
+    args.dtype = dtype;  // recorded as the baseline's dtype
     record("rnn", cell_name, name, s, "fw", median_ms([&](int i) {
       torch::NoGradGuard no_grad;
       run(i);
@@ -223,7 +223,7 @@ struct Bench {
     record("rnn", cell_name, name, s, "fwbw", median_ms([&](int i) {
       run(i).sum().backward();
     }, args.iters), NAN);
-    args = saved;
+    args.dtype = ours;
   }
 
   // Causal attention of the same shape: [B, N heads, T, D] through SDPA.

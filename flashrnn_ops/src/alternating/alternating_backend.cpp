@@ -240,10 +240,10 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
                    B, N, D, G, cut},
            args, device, enqueue);
 
-  // δR per head = Σ_{t,b} δ(R h)ᵀ h: one GEMM over all T·B rows, fp32 output.
+  // δR per head = Σ_{t,b} δ(R h)ᵀ h: one GEMM over all T·B rows (fp32
+  // accumulation inside cuBLAS; the result is rounded once, to R's dtype).
   const at::Tensor d_r_heads = at::bmm(d_rh.view({N, steps * B, G * D}).transpose(1, 2),
-                                       saved.h_gemm.view({steps * B, N, D}).transpose(0, 1),
-                                       at::kFloat);
+                                       saved.h_gemm.view({steps * B, N, D}).transpose(0, 1));
   Gradients g;
   g.d_wx = d_wx;
   g.d_r = gates_major(d_r_heads, G).to(saved.r_type);
