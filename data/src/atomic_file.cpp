@@ -43,10 +43,13 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   temp_path_ = path_ + ".tmp.XXXXXX";
   fd_ = ::mkstemp(temp_path_.data());
   if (fd_ < 0) throw system_error("cannot create a temporary file next to", path_);
-  // mkstemp creates 0600; give the file the usual permissions (umask applies).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd_, 0666 & ~mask);
+  // mkstemp creates 0600; give the file the usual 0644. (Reading the umask
+  // would mean setting it, which races with other threads creating files.)
+  if (::fchmod(fd_, 0644) != 0) {
+    const DataError error = system_error("cannot set the permissions of", temp_path_);
+    discard();
+    throw error;
+  }
   buffer_.reserve(kBufferBytes);
 }
 

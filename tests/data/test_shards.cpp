@@ -255,6 +255,14 @@ TEST(ShardWriter, ReplacesAnExistingShardOnlyAtCommit) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"s.bin"});
 }
 
+TEST(ShardWriter, CommittedShardIsReadableByEveryone) {
+  ScratchDir dir;
+  write_shard(dir.file("s.bin"), TokenFormat::kUint16, {1});
+  EXPECT_EQ(std::filesystem::status(dir.file("s.bin")).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+}
+
 TEST(ShardWriter, MissingDirectoryIsAClearError) {
   ScratchDir dir;
   expect_error<DataError>([&] { ShardWriter(dir.file("no/such/dir/s.bin"), TokenFormat::kUint16); },

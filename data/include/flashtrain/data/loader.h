@@ -9,8 +9,11 @@
 // stream is a function of (seed, epoch, rank, world size). A final partial
 // global batch of an epoch is skipped, so every rank has the same steps.
 //
-//   ShardLoader loader({.shard_paths = find_shards("data/train_*.bin"),
-//                       .batch_size = 8, .sequence_length = 1024});
+//   LoaderOptions options;
+//   options.shard_paths = find_shards(".data/corpus/train_*.bin");
+//   options.batch_size = 8;
+//   options.sequence_length = 1024;
+//   ShardLoader loader(options);
 //   TokenBatch batch = loader.next();   // batch.tokens: [8, 1025] int32
 #pragma once
 
