@@ -8,13 +8,15 @@
 // In this kernel's scan order u (the forward's order reversed) the gate of step
 // u is a at step u−1 and the x[v−1] of step u is x at step u+1: one halo step
 // per thread on each side. Reads a, x and g once and writes da and db once;
-// persistent blocks load the next tile's inputs while they scan the current one.
+// persistent blocks copy the next tile's inputs into shared memory
+// (scan_staging.cuh) while they scan the current one.
 #pragma once
 
 #include <cstdint>
 
 #include "scan_block.cuh"
 #include "scan_math.cuh"
+#include "scan_staging.cuh"
 #include "scan_tile_io.cuh"
 #include "scan_tiling.h"
 
@@ -45,31 +47,18 @@ struct BackwardInputs {
   T a_before[CH], x_after[CH];
 };
 
+// The halo, loaded straight into registers when the tile's copies are issued.
 template <bool kBtd, class T, int S, int CH>
-__device__ __forceinline__ void load_backward_inputs(const BackwardArgs<T>& args,
-                                                     const LanePlace& lane, const TilePlace& tile,
-                                                     BackwardInputs<T, S, CH>& in) {
+__device__ __forceinline__ void load_halo(const BackwardArgs<T>& args, const ThreadElements& e,
+                                          T (&a_before)[CH], T (&x_after)[CH]) {
   const T zero = from_float<T>(0.f);
-  in.where = place_elements<kBtd, S, CH>(args.shape, args.tiling, lane, tile,
-                                         !args.shape.reverse, args.vectors);
-  const ThreadElements& e = in.where;
-  load_steps<kBtd>(args.a, e, zero, in.a);
-  load_steps<kBtd>(args.x, e, zero, in.x);
-  if (args.dx != nullptr) {
-    load_steps<kBtd>(args.dx, e, zero, in.g);
-  } else {
-#pragma unroll
-    for (int s = 0; s < S; ++s)
-#pragma unroll
-      for (int c = 0; c < CH; ++c) in.g[s][c] = zero;
-  }
-  load_step<kBtd, CH>(args.a, e, e.first - 1, zero, in.a_before);
+  load_step<kBtd, CH>(args.a, e, e.first - 1, zero, a_before);
   if (e.first + S < e.steps) {
-    load_step<kBtd, CH>(args.x, e, e.first + S, zero, in.x_after);
+    load_step<kBtd, CH>(args.x, e, e.first + S, zero, x_after);
   } else {  // x[v−1] of forward step 0 is x0
 #pragma unroll
     for (int c = 0; c < CH; ++c)
-      in.x_after[c] = (args.x0 != nullptr && c < e.channels) ? args.x0[e.flat + c] : zero;
+      x_after[c] = (args.x0 != nullptr && c < e.channels) ? args.x0[e.flat + c] : zero;
   }
 }
 
@@ -135,25 +124,79 @@ __device__ __forceinline__ void backward_tile(const BackwardArgs<T>& args, const
   }
 }
 
+// Shared memory the kernel's staging takes: 2 stages of a, x and dL/dx.
 template <class T, bool kBtd>
-__global__ void __launch_bounds__(kThreadsPerTile) scan_backward_kernel(const BackwardArgs<T> args) {
+constexpr int backward_staging_bytes() {
+  constexpr ThreadShape kShape = thread_shape(kBtd);
+  return 2 * 3 * ThreadVectors<T, kBtd, kShape.steps, kShape.channels>::kStageBytes;
+}
+
+template <class T, bool kBtd>
+__global__ void __launch_bounds__(kThreadsPerTile, 2) scan_backward_kernel(const BackwardArgs<T> args) {
   constexpr ThreadShape kShape = thread_shape(kBtd);
   constexpr int S = kShape.steps, CH = kShape.channels;
+  using Vectors = ThreadVectors<T, kBtd, S, CH>;
   __shared__ BlockScanStorage<kWarpSize * CH> smem;
+  extern __shared__ __align__(16) unsigned char staging[];  // [stage][a, x, dL/dx]
+  const auto stage_of = [&](int stage, int tensor) {
+    return staging + (stage * 3 + tensor) * Vectors::kStageBytes;
+  };
+  const T zero = from_float<T>(0.f);
 
   const ScanTiling& tiling = args.tiling;
   const LanePlace lane = place_lane<kBtd>(tiling, threadIdx.x);
   const TileSchedule schedule{args.lookback};
+  const auto place = [&](int64_t tile) {
+    return place_elements<kBtd, S, CH>(args.shape, tiling, lane, place_tile(tiling, tile),
+                                       !args.shape.reverse, args.vectors);
+  };
+  const auto stage_tile = [&](const ThreadElements& e, int stage) {
+    stage_vectors<kBtd, S, CH>(args.a, e, stage_of(stage, 0));
+    stage_vectors<kBtd, S, CH>(args.x, e, stage_of(stage, 1));
+    if (args.dx != nullptr) stage_vectors<kBtd, S, CH>(args.dx, e, stage_of(stage, 2));
+  };
+
   int64_t tile = schedule.first(smem);
-  BackwardInputs<T, S, CH> current;
-  if (tile < tiling.tiles) load_backward_inputs<kBtd>(args, lane, place_tile(tiling, tile), current);
+  BackwardInputs<T, S, CH> in;
+  in.where = ThreadElements{};
+  int stage = 0;
+  if (tile < tiling.tiles) {
+    in.where = place(tile);
+    stage_tile(in.where, stage);
+    load_halo<kBtd, T, S, CH>(args, in.where, in.a_before, in.x_after);
+  }
+  commit_copies();
   while (tile < tiling.tiles) {
+    // Copies of the next tile fly while this one is scanned.
     const int64_t next = schedule.next(tile, smem);
-    BackwardInputs<T, S, CH> upcoming;
-    if (next < tiling.tiles)
-      load_backward_inputs<kBtd>(args, lane, place_tile(tiling, next), upcoming);
-    backward_tile<kBtd>(args, lane, place_tile(tiling, tile), current, smem);
-    current = upcoming;
+    ThreadElements upcoming{};
+    T a_before[CH], x_after[CH];
+    if (next < tiling.tiles) {
+      upcoming = place(next);
+      stage_tile(upcoming, stage ^ 1);
+      load_halo<kBtd, T, S, CH>(args, upcoming, a_before, x_after);
+    }
+    commit_copies();
+    wait_copies<1>();
+    const ThreadElements& e = in.where;
+    collect_steps<kBtd>(args.a, e, stage_of(stage, 0), zero, in.a);
+    collect_steps<kBtd>(args.x, e, stage_of(stage, 1), zero, in.x);
+    if (args.dx != nullptr) {
+      collect_steps<kBtd>(args.dx, e, stage_of(stage, 2), zero, in.g);
+    } else {
+#pragma unroll
+      for (int s = 0; s < S; ++s)
+#pragma unroll
+        for (int c = 0; c < CH; ++c) in.g[s][c] = zero;
+    }
+    backward_tile<kBtd>(args, lane, place_tile(tiling, tile), in, smem);
+    in.where = upcoming;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      in.a_before[c] = a_before[c];
+      in.x_after[c] = x_after[c];
+    }
+    stage ^= 1;
     tile = next;
   }
 }

@@ -1,13 +1,14 @@
 // The forward kernel: x[u] = a[u]·x[u−1] + b[u] in scan order. Reads a and b
 // once and writes x once (plus the last step's state): the memory traffic is
-// the 3 tensors, which is the floor. Persistent blocks load the next tile's a
-// and b while they scan the current one.
+// the 3 tensors, which is the floor. Persistent blocks copy the next tile's a
+// and b into shared memory (scan_staging.cuh) while they scan the current one.
 #pragma once
 
 #include <cstdint>
 
 #include "scan_block.cuh"
 #include "scan_math.cuh"
+#include "scan_staging.cuh"
 #include "scan_tile_io.cuh"
 #include "scan_tiling.h"
 
@@ -33,16 +34,6 @@ struct ForwardInputs {
   T a[S][CH];
   T b[S][CH];
 };
-
-template <bool kBtd, class T, int S, int CH>
-__device__ __forceinline__ void load_forward_inputs(const ForwardArgs<T>& args,
-                                                    const LanePlace& lane, const TilePlace& tile,
-                                                    ForwardInputs<T, S, CH>& in) {
-  in.where = place_elements<kBtd, S, CH>(args.shape, args.tiling, lane, tile, args.shape.reverse,
-                                         args.vectors);
-  load_steps<kBtd>(args.a, in.where, from_float<T>(1.f), in.a);
-  load_steps<kBtd>(args.b, in.where, from_float<T>(0.f), in.b);
-}
 
 template <bool kBtd, class T, int S, int CH, int kMaxChannels>
 __device__ __forceinline__ void forward_tile(const ForwardArgs<T>& args, const LanePlace& lane,
@@ -94,25 +85,61 @@ __device__ __forceinline__ void forward_tile(const ForwardArgs<T>& args, const L
   }
 }
 
+// Shared memory the kernel's staging takes: 2 stages of a and b.
 template <class T, bool kBtd>
-__global__ void __launch_bounds__(kThreadsPerTile) scan_forward_kernel(const ForwardArgs<T> args) {
+constexpr int forward_staging_bytes() {
+  constexpr ThreadShape kShape = thread_shape(kBtd);
+  return 2 * 2 * ThreadVectors<T, kBtd, kShape.steps, kShape.channels>::kStageBytes;
+}
+
+template <class T, bool kBtd>
+__global__ void __launch_bounds__(kThreadsPerTile, kBtd ? 2 : 3) scan_forward_kernel(const ForwardArgs<T> args) {
   constexpr ThreadShape kShape = thread_shape(kBtd);
   constexpr int S = kShape.steps, CH = kShape.channels;
+  using Vectors = ThreadVectors<T, kBtd, S, CH>;
   __shared__ BlockScanStorage<kWarpSize * CH> smem;
+  extern __shared__ __align__(16) unsigned char staging[];  // [stage][a, b]
+  const auto stage_of = [&](int stage, int tensor) {
+    return staging + (stage * 2 + tensor) * Vectors::kStageBytes;
+  };
 
   const ScanTiling& tiling = args.tiling;
   const LanePlace lane = place_lane<kBtd>(tiling, threadIdx.x);
   const TileSchedule schedule{args.lookback};
+  const auto place = [&](int64_t tile) {
+    return place_elements<kBtd, S, CH>(args.shape, tiling, lane, place_tile(tiling, tile),
+                                       args.shape.reverse, args.vectors);
+  };
+  const auto stage_tile = [&](const ThreadElements& e, int stage) {
+    stage_vectors<kBtd, S, CH>(args.a, e, stage_of(stage, 0));
+    stage_vectors<kBtd, S, CH>(args.b, e, stage_of(stage, 1));
+  };
+
   int64_t tile = schedule.first(smem);
-  ForwardInputs<T, S, CH> current;
-  if (tile < tiling.tiles) load_forward_inputs<kBtd>(args, lane, place_tile(tiling, tile), current);
+  ThreadElements current{};
+  int stage = 0;
+  if (tile < tiling.tiles) {
+    current = place(tile);
+    stage_tile(current, stage);
+  }
+  commit_copies();
   while (tile < tiling.tiles) {
+    // Copies of the next tile fly while this one is scanned.
     const int64_t next = schedule.next(tile, smem);
-    ForwardInputs<T, S, CH> upcoming;
-    if (next < tiling.tiles)
-      load_forward_inputs<kBtd>(args, lane, place_tile(tiling, next), upcoming);
-    forward_tile<kBtd>(args, lane, place_tile(tiling, tile), current, smem);
+    ThreadElements upcoming{};
+    if (next < tiling.tiles) {
+      upcoming = place(next);
+      stage_tile(upcoming, stage ^ 1);
+    }
+    commit_copies();
+    wait_copies<1>();
+    ForwardInputs<T, S, CH> in;
+    in.where = current;
+    collect_steps<kBtd>(args.a, current, stage_of(stage, 0), from_float<T>(1.f), in.a);
+    collect_steps<kBtd>(args.b, current, stage_of(stage, 1), from_float<T>(0.f), in.b);
+    forward_tile<kBtd>(args, lane, place_tile(tiling, tile), in, smem);
     current = upcoming;
+    stage ^= 1;
     tile = next;
   }
 }

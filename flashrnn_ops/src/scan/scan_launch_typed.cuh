@@ -44,21 +44,28 @@ inline cudaError_t prepare_lookback(const ScanTiling& tiling, void* workspace, c
 
 inline bool grid_fits(const ScanTiling& tiling) { return tiling.tiles <= INT_MAX; }
 
-// Blocks of kKernel resident on the current device at once: the persistent
-// grid. Cached per device; the first call per device asks the runtime.
+// Blocks of kKernel resident on the current device at once with `shared_bytes`
+// of dynamic shared memory: the persistent grid. The first call per device
+// also lets the kernel use that much shared memory; later calls hit a cache.
 template <auto kKernel>
-cudaError_t resident_blocks(int& blocks) {
+cudaError_t resident_blocks(int shared_bytes, int& blocks) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices] = {};
   int device = 0;
   if (const cudaError_t e = cudaGetDevice(&device)) return e;
   if (device < kMaxDevices && (blocks = cache[device].load(std::memory_order_relaxed)) > 0)
     return cudaSuccess;
+  if (const cudaError_t e = cudaFuncSetAttribute(
+          kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes))
+    return e;
+  if (const cudaError_t e = cudaFuncSetAttribute(
+          kKernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared))
+    return e;
   int sms = 0, per_sm = 0;
   if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
     return e;
-  if (const cudaError_t e =
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, kThreadsPerTile, 0))
+  if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, kKernel, kThreadsPerTile, shared_bytes))
     return e;
   blocks = sms * (per_sm > 0 ? per_sm : 1);
   if (device < kMaxDevices) cache[device].store(blocks, std::memory_order_relaxed);
@@ -67,11 +74,11 @@ cudaError_t resident_blocks(int& blocks) {
 
 // Launches kKernel on a persistent grid: no more blocks than tiles or than fit.
 template <auto kKernel, class Args>
-cudaError_t launch_persistent(const Args& args, cudaStream_t stream) {
+cudaError_t launch_persistent(const Args& args, int shared_bytes, cudaStream_t stream) {
   int resident = 0;
-  if (const cudaError_t e = resident_blocks<kKernel>(resident)) return e;
+  if (const cudaError_t e = resident_blocks<kKernel>(shared_bytes, resident)) return e;
   const unsigned blocks = unsigned(args.tiling.tiles < resident ? args.tiling.tiles : resident);
-  kKernel<<<blocks, kThreadsPerTile, 0, stream>>>(args);
+  kKernel<<<blocks, kThreadsPerTile, shared_bytes, stream>>>(args);
   return cudaGetLastError();
 }
 
@@ -92,8 +99,10 @@ cudaError_t launch_scan_forward_typed(const ScanForwardParams& p, void* workspac
   args.last = static_cast<T*>(p.last);
   if (const cudaError_t e = detail::prepare_lookback(args.tiling, workspace, stream, args.lookback))
     return e;
-  return p.shape.btd ? detail::launch_persistent<scan_forward_kernel<T, true>>(args, stream)
-                     : detail::launch_persistent<scan_forward_kernel<T, false>>(args, stream);
+  return p.shape.btd ? detail::launch_persistent<scan_forward_kernel<T, true>>(
+                         args, forward_staging_bytes<T, true>(), stream)
+                     : detail::launch_persistent<scan_forward_kernel<T, false>>(
+                         args, forward_staging_bytes<T, false>(), stream);
 }
 
 template <class T>
@@ -114,8 +123,10 @@ cudaError_t launch_scan_backward_typed(const ScanBackwardParams& p, void* worksp
   args.dx0 = static_cast<T*>(p.dx0);
   if (const cudaError_t e = detail::prepare_lookback(args.tiling, workspace, stream, args.lookback))
     return e;
-  return p.shape.btd ? detail::launch_persistent<scan_backward_kernel<T, true>>(args, stream)
-                     : detail::launch_persistent<scan_backward_kernel<T, false>>(args, stream);
+  return p.shape.btd ? detail::launch_persistent<scan_backward_kernel<T, true>>(
+                         args, backward_staging_bytes<T, true>(), stream)
+                     : detail::launch_persistent<scan_backward_kernel<T, false>>(
+                         args, backward_staging_bytes<T, false>(), stream);
 }
 
 }  // namespace flashrnn::scan_kernels
