@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -47,12 +48,14 @@ Timing time_on_gpu(Fn&& fn, int warmup, int reps) {
   return t;
 }
 
-// Device-to-device copy of a 2 GiB buffer; bytes read plus bytes written per second.
+// Device-to-device copy of a 2 GiB buffer; bytes read plus bytes written per
+// second. The untimed copies first (about half a second) bring an idle GPU's
+// clocks up before anything is timed.
 inline double copy_bandwidth_bytes_per_s() {
   const int64_t bytes = int64_t(2) << 30;
   const auto options = at::TensorOptions().device(at::kCUDA).dtype(at::kByte);
   at::Tensor src = at::randint(0, 255, {bytes}, options), dst = at::empty({bytes}, options);
-  const Timing t = time_on_gpu([&] { dst.copy_(src); }, 3, 20);
+  const Timing t = time_on_gpu([&] { dst.copy_(src); }, 500, 20);
   return 2.0 * double(bytes) / (t.median_ms * 1e-3);
 }
 
