@@ -12,7 +12,7 @@
 #   data/corpus/build_corpus.sh             # full corpus
 #
 # Options: --out DIR (default .data/corpus or .data/corpus-small), --work DIR
-# (default .data/corpus-work), --vocab-size N (16384; --small: 4096),
+# (default .data/corpus-work: the .deb cache and the cleaned documents), --vocab-size N (16384; --small: 4096),
 # --val-fraction X (0.02; --small: 0.05), --jobs N (all cores),
 # --prepare PATH (default build/data/flashtrain-prepare).
 # Nothing is written into the repository's tracked files; the texts keep the
@@ -104,6 +104,7 @@ t0=$(now)
 python3 "$HERE/extract_corpus.py" --root "$WORK/root" --out "$WORK/docs" --jobs "$JOBS" \
   --stats "$OUT.new/extract.json" "${MODE_FLAG[@]}"
 extract_s=$(elapsed "$t0")
+rm -rf "$WORK/root"  # about 1 GB unpacked in full mode; the .deb cache stays
 
 # 4. Tokenizer and shards, written next to the records and then swapped in.
 step "training the tokenizer and writing shards"
