@@ -63,8 +63,9 @@ struct BackwardStepParams {
   ResetMask reset;
   Slots<const S> d_states;  // optional: external gradient of states_all [S, B, T, N, D]
   Slots<const S> d_last;    // optional: external gradient of last_states (time_stride 0)
-  Slots<const T> dh_rec;    // optional: Σ_k R_kᵀ δ(R h)_k of step t+1, [B, 1, N, D]
-  T gradient_clip = 0;      // > 0: clamp dh_rec
+  Slots<const T> dh_rec;    // optional: R_kᵀ δ(R h)_k of step t+1, [B, K, N, D], summed
+  int dh_rec_slots = 1;     // over its K slots (1 when the GEMM already summed the gates)
+  T gradient_clip = 0;      // > 0: clamp the sum
   Slots<T> carry;           // [B, S, N, D] gradient of s_t from step t+1 not through R;
                             // read, then overwritten with this step's
   Slots<S> d_wx;            // [T, B, Gx, N, D]
@@ -121,7 +122,8 @@ FLASHRNN_HD void forward_step_element(const ForwardStepParams<T, S>& p, int64_t 
 template <class T, class S>
 FLASHRNN_HD T gradient_through_r(const BackwardStepParams<T, S>& p, const detail::Index& i) {
   if (!p.dh_rec.ptr) return T(0);
-  const T g = p.dh_rec.at(0, i.b, 0, i.n, i.d);
+  T g = T(0);
+  for (int k = 0; k < p.dh_rec_slots; ++k) g += p.dh_rec.at(0, i.b, k, i.n, i.d);
   return p.gradient_clip > T(0) ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
 }
 

@@ -51,16 +51,16 @@ struct DeviceMemory {
   at::Tensor storage;
   DeviceSlots<Args> slots;
 
-  DeviceMemory(const Extent& x, c10::Device device) {
+  DeviceMemory(const Extent& x, int64_t entries, c10::Device device) {
     const int64_t args_bytes = (int64_t(sizeof(Args)) + 255) / 256 * 256;
-    const int64_t pointers = 2 * x.heads + x.steps * x.heads;
+    const int64_t pointers = (2 + x.steps) * entries;
     storage = at::empty({args_bytes + pointers * 8}, at::TensorOptions(at::kByte).device(device));
     char* base = static_cast<char*>(storage.data_ptr());
     slots.args = reinterpret_cast<Args*>(base);
     auto** ptrs = reinterpret_cast<const void**>(base + args_bytes);
     slots.gemm.a = ptrs;
-    slots.gemm.c = const_cast<void**>(ptrs + x.heads);
-    slots.gemm.b = ptrs + 2 * x.heads;
+    slots.gemm.c = const_cast<void**>(ptrs + entries);
+    slots.gemm.b = ptrs + 2 * entries;
   }
 };
 
@@ -86,7 +86,7 @@ void run_loop(const PlanKey& key, const Args& args, c10::Device device, const En
   cudaStreamCaptureStatus capturing;
   check(cudaStreamIsCapturing(stream.stream(), &capturing), "cudaStreamIsCapturing");
   if (capturing != cudaStreamCaptureStatusNone) {
-    DeviceMemory<Args> memory(x, device);  // freed memory stays the capture pool's
+    DeviceMemory<Args> memory(x, args.operands.entries, device);  // stays the capture pool's
     enqueue(stream, memory.slots, args);
     return;
   }
@@ -96,7 +96,8 @@ void run_loop(const PlanKey& key, const Args& args, c10::Device device, const En
   if (plans.size() >= kMaxPlans && !plans.count(key)) plans.clear();
   std::shared_ptr<void>& entry = plans[key];
   if (!entry) {
-    auto plan = std::make_shared<Plan<Args>>(Plan<Args>{DeviceMemory<Args>(x, device), nullptr});
+    auto plan = std::make_shared<Plan<Args>>(
+        Plan<Args>{DeviceMemory<Args>(x, args.operands.entries, device), nullptr});
     const DeviceSlots<Args> slots = plan->memory.slots;
     plan->loop = std::make_unique<CapturedLoop>(
         [&](c10::cuda::CUDAStream side) { enqueue(side, slots, args); }, device.index());
@@ -148,8 +149,17 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   p.states_out = slots<S>(states_all, 2, 1, 0, 3);
   p.h_gemm = slots<S>(saved.h_gemm, 0, 1, kBroadcast, 2);
   p.forward_clip = static_cast<float>(problem.forward_clip);
-  args.operands = {saved.r_heads.data_ptr(), G * D * D, saved.h_gemm.data_ptr(), D, B * N * D,
-                   rh.data_ptr(), B * G * D, int(sizeof(S)), int(sizeof(S)), int(sizeof(float))};
+  GemmOperands& op = args.operands;  // per head: R heads, h_gemm[t], rh
+  op.entries = N;
+  op.a = saved.r_heads.data_ptr();
+  op.a_entry_stride = G * D * D;
+  op.b = saved.h_gemm.data_ptr();
+  op.b_head_stride = D;
+  op.b_step_stride = B * N * D;
+  op.c = rh.data_ptr();
+  op.c_entry_stride = B * G * D;
+  op.a_bytes = op.b_bytes = int(sizeof(S));
+  op.c_bytes = int(sizeof(float));
 
   const GemmShape shape{B, N, G, D};
   const Extent extent = p.extent;
@@ -188,7 +198,7 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
   at::Tensor d_bias = at::zeros({B, saved.biases, N, D}, f32);
   at::Tensor d_s0 = at::zeros_like(saved.s0);
   at::Tensor carry = at::empty_like(saved.s0);
-  at::Tensor dh_rec = at::empty({N, B, D}, f32);
+  at::Tensor dh_rec = at::empty({N, G, B, D}, f32);  // per gate; the pointwise step sums them
   const at::Tensor d_states =
       grads.d_states_all.defined() ? rows_contiguous(grads.d_states_all.to(saved.wx_type)) : at::Tensor();
   const at::Tensor d_last =
@@ -204,16 +214,27 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
   if (d_states.defined()) p.d_states = slots<const S>(d_states, 2, 1, 0, 3);
   if (d_last.defined()) p.d_last = slots<const S>(d_last, kBroadcast, 1, 0, 3);
   const bool cut = problem.gradient_recurrent_cut;
-  if (!cut) p.dh_rec = slots<const float>(dh_rec, kBroadcast, 1, kBroadcast, 0);
+  if (!cut) p.dh_rec = slots<const float>(dh_rec, kBroadcast, 2, 1, 0);
+  p.dh_rec_slots = int(G);
   p.gradient_clip = static_cast<float>(problem.gradient_recurrent_clip);
   p.carry = slots<float>(carry, kBroadcast, 0, 1, 2);
   p.d_wx = slots<S>(d_wx, 1, 0, 2, 3);
   p.d_rh = slots<S>(d_rh, 1, 2, 3, 0);
   p.d_bias = slots<float>(d_bias, kBroadcast, 0, 1, 2);
   p.d_s0 = slots<float>(d_s0, kBroadcast, 0, 1, 2);
-  args.operands = {saved.r_heads.data_ptr(), G * D * D, d_rh.data_ptr(), steps * B * G * D,
-                   B * G * D, dh_rec.data_ptr(), B * D, int(sizeof(S)), int(sizeof(S)),
-                   int(sizeof(float))};
+  GemmOperands& op = args.operands;  // per (head, gate): R block, d_rh[t] gate, dh_rec
+  op.entries = N * G;
+  op.groups = G;
+  op.a = saved.r_heads.data_ptr();
+  op.a_entry_stride = D * D;
+  op.b = d_rh.data_ptr();
+  op.b_head_stride = steps * B * G * D;
+  op.b_group_stride = D;
+  op.b_step_stride = B * G * D;
+  op.c = dh_rec.data_ptr();
+  op.c_entry_stride = B * D;
+  op.a_bytes = op.b_bytes = int(sizeof(S));
+  op.c_bytes = int(sizeof(float));
 
   const GemmShape shape{B, N, G, D};
   const Extent extent = p.extent;

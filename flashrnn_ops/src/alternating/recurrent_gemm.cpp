@@ -28,10 +28,11 @@ void transposed_recurrent_gemm(cublasHandle_t handle, cudaDataType storage, cons
                                int64_t t, const GemmShape& s) {
   const float one = 1.0f, zero = 0.0f;
   const int gd = as_int(s.gates * s.head_dim), d = as_int(s.head_dim);
-  // C^T [D × B] = (R as col-major [D × Gx·D]) · (δ as col-major [Gx·D × B])
+  const int64_t entries = s.heads * s.gates;
+  // C^T [D × B] = (R[k, n] as col-major [D × D]) · (δ_k as col-major [D × B], ld Gx·D)
   TORCH_CUDABLAS_CHECK(cublasGemmBatchedEx(
-      handle, CUBLAS_OP_N, CUBLAS_OP_N, d, as_int(s.batch), gd, &one, p.a, storage, d,
-      p.b + t * s.heads, storage, gd, &zero, p.c, CUDA_R_32F, d, as_int(s.heads),
+      handle, CUBLAS_OP_N, CUBLAS_OP_N, d, as_int(s.batch), d, &one, p.a, storage, d,
+      p.b + t * entries, storage, gd, &zero, p.c, CUDA_R_32F, d, as_int(entries),
       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 

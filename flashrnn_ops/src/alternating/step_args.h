@@ -12,23 +12,25 @@
 
 namespace flashrnn::alternating {
 
-// Operand pointers of one batched GEMM per step: A and C are per head, B per
-// (step, head). The arrays live in device memory.
+// Operand pointers of one batched GEMM per step: A and C per batch entry, B per
+// (step, entry). The arrays live in device memory.
 struct GemmPointers {
-  const void** a = nullptr;  // [N]
-  const void** b = nullptr;  // [T·N]
-  void** c = nullptr;        // [N]
+  const void** a = nullptr;  // [E]
+  const void** b = nullptr;  // [T·E]
+  void** c = nullptr;        // [E]
 };
 
-// Where the setup kernel finds the base of each operand and how heads/steps
-// are strided (elements of the operand's type).
+// Where the setup kernel finds each operand and how the E = heads·groups batch
+// entries and the steps are strided (in elements of the operand's type). Entry
+// i is (head i / groups, group i % groups).
 struct GemmOperands {
+  int64_t entries = 0, groups = 1;
   const void* a = nullptr;
-  int64_t a_head_stride = 0;
+  int64_t a_entry_stride = 0;
   const void* b = nullptr;
-  int64_t b_head_stride = 0, b_step_stride = 0;
+  int64_t b_head_stride = 0, b_group_stride = 0, b_step_stride = 0;
   void* c = nullptr;
-  int64_t c_head_stride = 0;
+  int64_t c_entry_stride = 0;
   int a_bytes = 0, b_bytes = 0, c_bytes = 0;  // element sizes
 };
 
@@ -41,7 +43,7 @@ struct ForwardArgs {
 template <class S>
 struct BackwardArgs {
   BackwardStepParams<float, S> step;
-  GemmOperands operands;  // Rᵀ·δ: A = R heads, B = d_rh[t], C = dh_rec
+  GemmOperands operands;  // R_kᵀ·δ_k per (head, gate k): A = R blocks, B = d_rh[t], C = dh_rec
 };
 
 // Device memory of a graph: the args its kernels read and the GEMM pointers.

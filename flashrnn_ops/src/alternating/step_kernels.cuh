@@ -12,17 +12,19 @@
 namespace flashrnn::alternating {
 
 __device__ inline void fill_gemm_pointers(const GemmOperands& op, const GemmPointers& dst,
-                                          int64_t steps, int64_t heads, int64_t i) {
+                                          int64_t steps, int64_t i) {
   const auto offset = [](const void* base, int64_t elements, int bytes) {
     return static_cast<const char*>(base) + elements * bytes;
   };
-  if (i < heads) {
-    dst.a[i] = offset(op.a, i * op.a_head_stride, op.a_bytes);
-    dst.c[i] = const_cast<char*>(offset(op.c, i * op.c_head_stride, op.c_bytes));
+  if (i < op.entries) {
+    dst.a[i] = offset(op.a, i * op.a_entry_stride, op.a_bytes);
+    dst.c[i] = const_cast<char*>(offset(op.c, i * op.c_entry_stride, op.c_bytes));
   }
-  if (i < steps * heads) {
-    const int64_t t = i / heads, n = i % heads;
-    dst.b[i] = offset(op.b, t * op.b_step_stride + n * op.b_head_stride, op.b_bytes);
+  if (i < steps * op.entries) {
+    const int64_t t = i / op.entries, entry = i % op.entries;
+    const int64_t head = entry / op.groups, group = entry % op.groups;
+    dst.b[i] = offset(op.b, t * op.b_step_stride + head * op.b_head_stride +
+                                group * op.b_group_stride, op.b_bytes);
   }
 }
 
@@ -31,7 +33,7 @@ __global__ void forward_setup_kernel(ForwardArgs<S> args, DeviceSlots<ForwardArg
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i == 0) *dst.args = args;
   const Extent& x = args.step.extent;
-  fill_gemm_pointers(args.operands, dst.gemm, x.steps, x.heads, i);
+  fill_gemm_pointers(args.operands, dst.gemm, x.steps, i);
   if (i < x.elements_per_step()) {  // h_gemm[0] = h of the initial states
     const detail::Index at(x, i);
     args.step.h_gemm.at(0, at.b, 0, at.n, at.d) =
@@ -44,25 +46,25 @@ __global__ void backward_setup_kernel(BackwardArgs<S> args, DeviceSlots<Backward
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i == 0) *dst.args = args;
   const Extent& x = args.step.extent;
-  fill_gemm_pointers(args.operands, dst.gemm, x.steps, x.heads, i);
+  fill_gemm_pointers(args.operands, dst.gemm, x.steps, i);
 }
 
-inline unsigned setup_blocks(const Extent& x) {
-  const int64_t work = std::max(x.steps * x.heads, x.elements_per_step());
+inline unsigned setup_blocks(const Extent& x, const GemmOperands& op) {
+  const int64_t work = std::max(x.steps * op.entries, x.elements_per_step());
   return unsigned((work + kPointwiseThreads - 1) / kPointwiseThreads);
 }
 
 template <class S>
 cudaError_t launch_forward_setup(const ForwardArgs<S>& args, const DeviceSlots<ForwardArgs<S>>& dst,
                                  cudaStream_t stream) {
-  forward_setup_kernel<S><<<setup_blocks(args.step.extent), kPointwiseThreads, 0, stream>>>(args, dst);
+  forward_setup_kernel<S><<<setup_blocks(args.step.extent, args.operands), kPointwiseThreads, 0, stream>>>(args, dst);
   return cudaGetLastError();
 }
 
 template <class S>
 cudaError_t launch_backward_setup(const BackwardArgs<S>& args,
                                   const DeviceSlots<BackwardArgs<S>>& dst, cudaStream_t stream) {
-  backward_setup_kernel<S><<<setup_blocks(args.step.extent), kPointwiseThreads, 0, stream>>>(args, dst);
+  backward_setup_kernel<S><<<setup_blocks(args.step.extent, args.operands), kPointwiseThreads, 0, stream>>>(args, dst);
   return cudaGetLastError();
 }
 
