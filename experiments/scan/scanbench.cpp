@@ -1,7 +1,10 @@
 // scanbench: the scan op's cuda backend against its vanilla backend on one GPU,
 // in one process, against the device's measured copy bandwidth.
 //
-//   scanbench [--out-dir DIR] [--quick]
+//   scanbench [--out-dir DIR] [--quick] [--case TEXT] [--no-vanilla]
+//
+// --case keeps the cases whose name contains TEXT; --no-vanilla skips timing
+// the vanilla backend (for profilers).
 //
 // For each case: inputs in the storage dtype (gates 0.999 + 0.001·U(0,1) and
 // values U(0,1), as the peers draw them; values and dL/dx scaled by 1/64 in
@@ -27,6 +30,7 @@
 
 #include "flashrnn/scan.h"
 #include "gpu_timing.h"
+#include "scan_launch.h"  // the kernels' knobs and persistent grid sizes
 
 namespace scanbench {
 namespace {
@@ -122,6 +126,24 @@ Measured time_backend(const Case& c, const at::Tensor& a, const at::Tensor& b,
   return m;
 }
 
+// The persistent grid of the cuda kernels for this case: {forward, backward} blocks.
+std::vector<int> resident_blocks(const Case& c) {
+  flashrnn::scan_kernels::ScanShape shape;
+  shape.batch = c.batch;
+  shape.channels = c.channels;
+  shape.steps = c.steps;
+  shape.btd = c.layout == ScanLayout::kBTD;
+  shape.dtype = c.dtype == at::kFloat      ? flashrnn::scan_kernels::ScanDtype::kFloat32
+                : c.dtype == at::kBFloat16 ? flashrnn::scan_kernels::ScanDtype::kBFloat16
+                                           : flashrnn::scan_kernels::ScanDtype::kFloat16;
+  std::vector<int> blocks(2, 0);
+  for (int backward = 0; backward < 2; ++backward)
+    if (flashrnn::scan_kernels::scan_resident_blocks(shape, backward, blocks[backward]) !=
+        cudaSuccess)
+      blocks[backward] = -1;
+  return blocks;
+}
+
 nlohmann::json timing_json(const Timing& t) {
   return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}, {"reps", t.reps}};
 }
@@ -158,8 +180,8 @@ std::vector<Case> cases(bool quick) {
 
 int main(int argc, char** argv) {
   using namespace scanbench;
-  std::string out_dir = "experiments/results";
-  bool quick = false;
+  std::string out_dir = "experiments/results", only_case;
+  bool quick = false, time_vanilla = true;
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
   for (int i = 1; i < argc; ++i) {
@@ -168,8 +190,12 @@ int main(int argc, char** argv) {
       out_dir = argv[++i];
     } else if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--case" && i + 1 < argc) {
+      only_case = argv[++i];
+    } else if (arg == "--no-vanilla") {
+      time_vanilla = false;
     } else {
-      std::cerr << "usage: scanbench [--out-dir DIR] [--quick]\n";
+      std::cerr << "usage: scanbench [--out-dir DIR] [--quick] [--case TEXT] [--no-vanilla]\n";
       return 2;
     }
   }
@@ -180,13 +206,17 @@ int main(int argc, char** argv) {
   torch::manual_seed(0);
   const cudaDeviceProp* props = at::cuda::getCurrentDeviceProperties();
   const double copy_bw = copy_bandwidth_bytes_per_s();
+  const flashrnn::scan_kernels::ScanKernelKnobs knobs = flashrnn::scan_kernels::scan_kernel_knobs();
   std::printf("device: %s, %d SMs; device-to-device copy: %.0f GB/s (read + write)\n",
               props->name, props->multiProcessorCount, copy_bw / 1e9);
+  std::printf("kernels: %d warps per tile, %d steps per thread [B,D,T], %d [B,T,D]\n",
+              knobs.warps_per_tile, knobs.bdt_steps_per_thread, knobs.btd_steps_per_thread);
 
   nlohmann::json results = nlohmann::json::array();
   bool all_correct = true;
   std::vector<std::string> rows;
   for (const Case& c : cases(quick)) {
+    if (name_of(c).find(only_case) == std::string::npos) continue;
     const auto options = at::TensorOptions().device(at::kCUDA).dtype(c.dtype);
     const at::Tensor a = (0.999 + 0.001 * at::rand(sizes_of(c), options.dtype(at::kFloat))).to(c.dtype);
     // float16 holds at most 65504: smaller values keep x and da (≈ 1000·|b|·|db|) finite.
@@ -199,7 +229,9 @@ int main(int argc, char** argv) {
     all_correct = all_correct && correct;
 
     const Measured ours = time_backend(c, a, b, dx, ScanBackend::kCuda, 5, 30);
-    const Measured vanilla = time_backend(c, a, b, dx, ScanBackend::kVanilla, 1, 3);
+    const Measured vanilla =
+        time_vanilla ? time_backend(c, a, b, dx, ScanBackend::kVanilla, 1, 3) : Measured{};
+    const std::vector<int> blocks = resident_blocks(c);
     const double elements = double(a.numel()), es = double(a.element_size());
     const double fw_bytes = 3 * es * elements, fwbw_bytes = 8 * es * elements;
     const double fw_floor = fw_bytes / copy_bw * 1e3, fwbw_floor = fwbw_bytes / copy_bw * 1e3;
@@ -207,13 +239,14 @@ int main(int argc, char** argv) {
     char row[512];
     std::snprintf(row, sizeof row,
                   "%-28s fw %8.4f ms (vanilla %8.2f, x%6.1f) floor %7.4f = %3.0f%% | fwbw %8.4f ms "
-                  "(vanilla %8.2f, x%6.1f) floor %7.4f = %3.0f%% | err %.1e %.1e %.1e %s",
+                  "(vanilla %8.2f, x%6.1f) floor %7.4f = %3.0f%% | err %.1e %.1e %.1e %s | "
+                  "grid %d/%d",
                   name_of(c).c_str(), ours.fw.median_ms, vanilla.fw.median_ms,
                   vanilla.fw.median_ms / ours.fw.median_ms, fw_floor,
                   100 * fw_floor / ours.fw.median_ms, ours.fwbw.median_ms, vanilla.fwbw.median_ms,
                   vanilla.fwbw.median_ms / ours.fwbw.median_ms, fwbw_floor,
                   100 * fwbw_floor / ours.fwbw.median_ms, err.x, err.da, err.db,
-                  correct ? "ok" : "FAIL");
+                  correct ? "ok" : "FAIL", blocks[0], blocks[1]);
     std::printf("%s\n", row);
     rows.push_back(row);
     results.push_back({
@@ -224,6 +257,7 @@ int main(int argc, char** argv) {
         {"reverse", c.reverse},
         {"relative_error_vs_float64", {{"x", err.x}, {"da", err.da}, {"db", err.db}, {"tolerance", tol}}},
         {"correct", correct},
+        {"persistent_grid_blocks", {{"fw", blocks[0]}, {"bw", blocks[1]}}},
         {"fw", {{"cuda", timing_json(ours.fw)}, {"vanilla", timing_json(vanilla.fw)},
                 {"speedup_vs_vanilla", vanilla.fw.median_ms / ours.fw.median_ms},
                 {"bytes", fw_bytes}, {"floor_ms", fw_floor},
@@ -245,6 +279,9 @@ int main(int argc, char** argv) {
       {"multiprocessors", props->multiProcessorCount},
       {"torch", TORCH_VERSION},
       {"copy_bandwidth_GBps", copy_bw / 1e9},
+      {"kernel_knobs", {{"warps_per_tile", knobs.warps_per_tile},
+                        {"bdt_steps_per_thread", knobs.bdt_steps_per_thread},
+                        {"btd_steps_per_thread", knobs.btd_steps_per_thread}}},
       {"method",
        "median of CUDA-event times, host not waiting between repetitions; cuda: 5 warm-up + 30 "
        "timed, vanilla: 1 + 3; fwbw = forward + autograd backward with a random dL/dx; floor = "
@@ -255,7 +292,9 @@ int main(int argc, char** argv) {
   const std::string path = out_dir + "/scan_" + device_slug(props->name) + ".json";
   std::ofstream(path) << doc.dump(2) << "\n";
   std::printf("wrote %s\n", path.c_str());
-  std::printf("\nsummary (%s, copy %.0f GB/s)\n", props->name, copy_bw / 1e9);
+  std::printf("\nsummary (%s, copy %.0f GB/s; %d warps, steps %d/%d)\n", props->name,
+              copy_bw / 1e9, knobs.warps_per_tile, knobs.bdt_steps_per_thread,
+              knobs.btd_steps_per_thread);
   for (const std::string& r : rows) std::printf("%s\n", r.c_str());
   return all_correct ? 0 : 1;
 }

@@ -35,7 +35,7 @@ template <int kMaxChannels>
 struct BlockScanStorage {
   Affine warp_totals[kWarpsPerTile][kMaxChannels];  // then: each warp's exclusive prefix
   float carry[kMaxChannels];                        // state entering the tile
-  int64_t tile;
+  int64_t tiles[2];                                 // claimed tiles, alternately
   uint32_t predecessor_status;
   int window_count;
   int window_found;
@@ -58,26 +58,27 @@ __device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
 // b, b + grid, b + 2·grid, …
 struct TileSchedule {
   const LookbackView& lookback;
+  int claims = 0;
 
   template <int kMaxChannels>
-  __device__ __forceinline__ int64_t first(BlockScanStorage<kMaxChannels>& smem) const {
+  __device__ __forceinline__ int64_t first(BlockScanStorage<kMaxChannels>& smem) {
     return lookback.ticket == nullptr ? int64_t(blockIdx.x) : claim(smem);
   }
   // Every thread of the block must call it (it may synchronise the block).
   template <int kMaxChannels>
-  __device__ __forceinline__ int64_t next(int64_t current,
-                                          BlockScanStorage<kMaxChannels>& smem) const {
+  __device__ __forceinline__ int64_t next(int64_t current, BlockScanStorage<kMaxChannels>& smem) {
     return lookback.ticket == nullptr ? current + gridDim.x : claim(smem);
   }
 
  private:
+  // Claims alternate between two slots: a slot is rewritten two claims later,
+  // after the barrier of the claim in between, so every thread has read it.
   template <int kMaxChannels>
-  __device__ __forceinline__ int64_t claim(BlockScanStorage<kMaxChannels>& smem) const {
-    // smem.tile is rewritten only after the block has passed the barriers of
-    // the tile scanned in between, so every thread has read the previous value.
-    if (threadIdx.x == 0) smem.tile = atomicAdd(lookback.ticket, 1u);
+  __device__ __forceinline__ int64_t claim(BlockScanStorage<kMaxChannels>& smem) {
+    int64_t& slot = smem.tiles[claims++ & 1];
+    if (threadIdx.x == 0) slot = atomicAdd(lookback.ticket, 1u);
     __syncthreads();
-    return smem.tile;
+    return slot;
   }
 };
 

@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kThreadsPerTile, kBtd ? 2 : 3) scan_forward_ke
 
   const ScanTiling& tiling = args.tiling;
   const LanePlace lane = place_lane<kBtd>(tiling, threadIdx.x);
-  const TileSchedule schedule{args.lookback};
+  TileSchedule schedule{args.lookback};
   const auto place = [&](int64_t tile) {
     return place_elements<kBtd, S, CH>(args.shape, tiling, lane, place_tile(tiling, tile),
                                        args.shape.reverse, args.vectors);

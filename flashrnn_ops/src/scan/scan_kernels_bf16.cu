@@ -3,8 +3,11 @@
 
 namespace flashrnn::scan_kernels {
 
-template cudaError_t launch_scan_forward_typed<__nv_bfloat16>(const ScanForwardParams&, void*, cudaStream_t);
-template cudaError_t launch_scan_backward_typed<__nv_bfloat16>(const ScanBackwardParams&, void*,
-                                                    cudaStream_t);
+using Storage = __nv_bfloat16;
+template cudaError_t launch_scan_forward_typed<Storage>(const ScanForwardParams&, void*,
+                                                        cudaStream_t);
+template cudaError_t launch_scan_backward_typed<Storage>(const ScanBackwardParams&, void*,
+                                                         cudaStream_t);
+template cudaError_t scan_resident_blocks_typed<Storage>(const ScanShape&, bool, int&);
 
 }  // namespace flashrnn::scan_kernels

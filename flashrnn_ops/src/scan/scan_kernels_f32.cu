@@ -3,8 +3,11 @@
 
 namespace flashrnn::scan_kernels {
 
-template cudaError_t launch_scan_forward_typed<float>(const ScanForwardParams&, void*, cudaStream_t);
-template cudaError_t launch_scan_backward_typed<float>(const ScanBackwardParams&, void*,
-                                                    cudaStream_t);
+using Storage = float;
+template cudaError_t launch_scan_forward_typed<Storage>(const ScanForwardParams&, void*,
+                                                        cudaStream_t);
+template cudaError_t launch_scan_backward_typed<Storage>(const ScanBackwardParams&, void*,
+                                                         cudaStream_t);
+template cudaError_t scan_resident_blocks_typed<Storage>(const ScanShape&, bool, int&);
 
 }  // namespace flashrnn::scan_kernels

@@ -19,6 +19,18 @@ cudaError_t launch_scan_forward(const ScanForwardParams& params, void* workspace
 cudaError_t launch_scan_backward(const ScanBackwardParams& params, void* workspace,
                                  cudaStream_t stream);
 
+// Blocks the forward or backward kernel for this shape keeps resident on the
+// current device, the size of its persistent grid (for benchmarks' reports).
+cudaError_t scan_resident_blocks(const ScanShape& shape, bool backward, int& blocks);
+
+// The compile-time tile knobs the kernels were built with (scan_tiling.h).
+struct ScanKernelKnobs {
+  int warps_per_tile;
+  int bdt_steps_per_thread;
+  int btd_steps_per_thread;
+};
+ScanKernelKnobs scan_kernel_knobs();
+
 // Per storage type, instantiated in scan_kernels_<dtype>.cu.
 template <class T>
 cudaError_t launch_scan_forward_typed(const ScanForwardParams& params, void* workspace,
@@ -26,5 +38,7 @@ cudaError_t launch_scan_forward_typed(const ScanForwardParams& params, void* wor
 template <class T>
 cudaError_t launch_scan_backward_typed(const ScanBackwardParams& params, void* workspace,
                                        cudaStream_t stream);
+template <class T>
+cudaError_t scan_resident_blocks_typed(const ScanShape& shape, bool backward, int& blocks);
 
 }  // namespace flashrnn::scan_kernels

@@ -129,4 +129,17 @@ cudaError_t launch_scan_backward_typed(const ScanBackwardParams& p, void* worksp
                          args, backward_staging_bytes<T, false>(), stream);
 }
 
+template <class T>
+cudaError_t scan_resident_blocks_typed(const ScanShape& shape, bool backward, int& blocks) {
+  if (backward)
+    return shape.btd ? detail::resident_blocks<scan_backward_kernel<T, true>>(
+                           backward_staging_bytes<T, true>(), blocks)
+                     : detail::resident_blocks<scan_backward_kernel<T, false>>(
+                           backward_staging_bytes<T, false>(), blocks);
+  return shape.btd ? detail::resident_blocks<scan_forward_kernel<T, true>>(
+                         forward_staging_bytes<T, true>(), blocks)
+                   : detail::resident_blocks<scan_forward_kernel<T, false>>(
+                         forward_staging_bytes<T, false>(), blocks);
+}
+
 }  // namespace flashrnn::scan_kernels
