@@ -52,7 +52,16 @@ fi
 step "building"
 cmake --build build
 
-# 4. The main job.
+# 4. The quickstart corpus: a few MB of English text from Debian packages,
+#    tokenized into shards under .data/corpus-small (data/README.md).
+if [[ ! -f .data/corpus-small/train_000000.bin ]]; then
+  step "building the quickstart corpus (.data/corpus-small)"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  apt-cache show dict-gcide >/dev/null 2>&1 || $SUDO apt-get update -q
+  bash data/corpus/build_corpus.sh --small
+fi
+
+# 5. The main job.
 if ((RUN_MAIN_JOB)); then
   step "running the main job: build/trainer/flashtrain"
   build/trainer/flashtrain
