@@ -31,4 +31,58 @@ at::Tensor initial_states_internal(const Inputs& in, int num_states, at::ScalarT
   return in.initial_states.squeeze(2).permute({1, 0, 2, 3}).to(type).contiguous();
 }
 
+at::Tensor rows_contiguous(const at::Tensor& t) {
+  return t.size(-1) == 1 || t.stride(-1) == 1 ? t : t.contiguous();
+}
+
+Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType compute,
+                       at::ScalarType storage) {
+  const int64_t B = in.wx.size(0), steps = in.wx.size(1), N = in.wx.size(3), D = in.wx.size(4);
+  const int num_states = cell_layout(problem.cell).states;
+  const auto c = in.wx.options().dtype(compute);
+  Saved saved;
+  saved.wx_type = in.wx.scalar_type();
+  saved.r_type = in.r.scalar_type();
+  saved.b_type = in.b.scalar_type();
+  saved.biases = in.b.size(0);
+  saved.r_heads = heads_major(in.r, storage);
+  saved.s0 = initial_states_internal(in, num_states, compute);
+  saved.reset = in.reset;
+  saved.states = at::empty({steps, B, num_states, N, D}, c);
+  saved.cache = at::empty({steps, B, cache_slots(problem.cell), N, D}, c);
+  saved.h_gemm = at::empty({steps, B, N, D}, in.wx.options().dtype(storage));
+  return saved;
+}
+
+BackwardTensors allocate_backward(const Saved& saved, const OutputGradients& grads,
+                                  at::ScalarType storage, int64_t dh_rec_slots) {
+  const int64_t steps = saved.states.size(0), B = saved.states.size(1);
+  const int64_t N = saved.states.size(3), D = saved.states.size(4);
+  const int64_t G = saved.r_heads.size(1) / D;
+  const auto c = saved.states.options();
+  const auto s = c.dtype(storage);
+  const auto external = [&](const at::Tensor& g) {
+    return g.defined() ? rows_contiguous(g.to(storage)) : at::Tensor();
+  };
+  BackwardTensors b;
+  b.d_states = external(grads.d_states_all);
+  b.d_last = external(grads.d_last);
+  b.d_wx = at::empty({B, steps, G, N, D}, s);
+  b.d_rh = at::empty({N, steps, B, G, D}, s);
+  b.d_bias = at::zeros({B, saved.biases, N, D}, c);
+  b.d_s0 = at::zeros_like(saved.s0);
+  b.carry = at::empty_like(saved.s0);
+  b.dh_rec = at::empty({N, dh_rec_slots, B, D}, c);
+  return b;
+}
+
+at::Tensor recurrent_weight_gradient(const Saved& saved, const at::Tensor& d_rh) {
+  const int64_t N = d_rh.size(0), rows = d_rh.size(1) * d_rh.size(2);
+  const int64_t G = d_rh.size(3), D = d_rh.size(4);
+  // fp32 accumulation inside the GEMM; the result is rounded once.
+  const at::Tensor d_r_heads = at::bmm(d_rh.view({N, rows, G * D}).transpose(1, 2),
+                                       saved.h_gemm.view({rows, N, D}).transpose(0, 1));
+  return gates_major(d_r_heads, G).to(saved.r_type);
+}
+
 }  // namespace flashrnn

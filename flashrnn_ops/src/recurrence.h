@@ -69,4 +69,27 @@ at::Tensor gates_major(const at::Tensor& r_heads, int64_t gates);
 // [S, B, 1, N, D] (or undefined: zeros) -> [B, S, N, D] contiguous in `type`.
 at::Tensor initial_states_internal(const Inputs& in, int num_states, at::ScalarType type);
 
+// The tensor itself if its last dim is contiguous (what Slots need), else a copy.
+at::Tensor rows_contiguous(const at::Tensor& t);
+
+// Allocates what a forward writes and keeps: states and cache in `compute`,
+// R heads and h_gemm in `storage` (the backends' T and S).
+Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType compute,
+                       at::ScalarType storage);
+
+// The tensors one backward reads and writes besides Saved.
+struct BackwardTensors {
+  at::Tensor d_states, d_last;      // the external gradients in `storage`, or undefined
+  at::Tensor d_wx, d_rh;            // [B, T, Gx, N, D], [N, T, B, Gx, D] in `storage`
+  at::Tensor d_bias, d_s0, carry;   // [B, Gb, N, D], [B, S, N, D], [B, S, N, D] in compute
+  at::Tensor dh_rec;                // [N, K, B, D] in compute: R_kᵀ δ_k, K = dh_rec_slots
+};
+
+BackwardTensors allocate_backward(const Saved& saved, const OutputGradients& grads,
+                                  at::ScalarType storage, int64_t dh_rec_slots);
+
+// δR = Σ_{t,b} δ(R h)ᵀ h_gemm as one GEMM per head over all T·B rows, in R's
+// layout [Gx, N, D, D] and dtype.
+at::Tensor recurrent_weight_gradient(const Saved& saved, const at::Tensor& d_rh);
+
 }  // namespace flashrnn

@@ -14,7 +14,7 @@
 #include "alternating/captured_loop.h"
 #include "alternating/recurrent_gemm.h"
 #include "cells/registry.h"
-#include "tensor_slots.h"
+#include "step_params.h"
 
 namespace flashrnn::alternating {
 namespace {
@@ -33,11 +33,6 @@ decltype(auto) dispatch_storage(at::ScalarType type, Fn&& fn) {
     default: break;
   }
   TORCH_CHECK(false, "flashrnn alternating: unsupported dtype ", type);
-}
-
-// The tensor itself if its last dim is contiguous, else a contiguous copy.
-at::Tensor rows_contiguous(const at::Tensor& t) {
-  return t.size(-1) == 1 || t.stride(-1) == 1 ? t : t.contiguous();
 }
 
 void check(cudaError_t status, const char* what) {
@@ -116,39 +111,15 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::cuda::CUDAGuard guard(device);
   const int64_t B = in.wx.size(0), steps = in.wx.size(1), G = in.wx.size(2);
   const int64_t N = in.wx.size(3), D = in.wx.size(4);
-  const int num_states = cell_layout(problem.cell).states;
-  const auto f32 = in.wx.options().dtype(at::kFloat);
   const at::ScalarType st = in.wx.scalar_type();
-
-  Saved saved;
-  saved.wx_type = st;
-  saved.r_type = in.r.scalar_type();
-  saved.b_type = in.b.scalar_type();
-  saved.biases = in.b.size(0);
-  saved.r_heads = heads_major(in.r, st);
-  saved.s0 = initial_states_internal(in, num_states, at::kFloat);
-  saved.reset = in.reset;
-  saved.states = at::empty({steps, B, num_states, N, D}, f32);
-  saved.cache = at::empty({steps, B, cache_slots(problem.cell), N, D}, f32);
-  saved.h_gemm = at::empty({steps, B, N, D}, in.wx.options());
+  Saved saved = allocate_forward(problem, in, at::kFloat, st);
   const at::Tensor wx = rows_contiguous(in.wx);
   const at::Tensor bias = in.b.contiguous();
-  const at::Tensor rh = at::empty({N, B, G, D}, f32);
-  at::Tensor states_all = at::empty({num_states, B, steps, N, D}, in.wx.options());
+  const at::Tensor rh = at::empty({N, B, G, D}, saved.states.options());
+  at::Tensor states_all = at::empty({saved.states.size(2), B, steps, N, D}, in.wx.options());
 
   ForwardArgs<S> args;
-  ForwardStepParams<float, S>& p = args.step;
-  p.extent = {steps, B, N, D};
-  p.wx = slots<const S>(wx, 1, 0, 2, 3);
-  p.rh = slots<const float>(rh, kBroadcast, 1, 2, 0);
-  p.bias = slots<const S>(bias, kBroadcast, kBroadcast, 0, 1);
-  p.s0 = slots<const float>(saved.s0, kBroadcast, 0, 1, 2);
-  p.reset = reset_mask_of(saved.reset);
-  p.states = slots<float>(saved.states, 0, 1, 2, 3);
-  p.cache = slots<float>(saved.cache, 0, 1, 2, 3);
-  p.states_out = slots<S>(states_all, 2, 1, 0, 3);
-  p.h_gemm = slots<S>(saved.h_gemm, 0, 1, kBroadcast, 2);
-  p.forward_clip = static_cast<float>(problem.forward_clip);
+  args.step = forward_params<float, S>(problem, saved, wx, bias, rh, states_all);
   GemmOperands& op = args.operands;  // per head: R heads, h_gemm[t], rh
   op.entries = N;
   op.a = saved.r_heads.data_ptr();
@@ -162,7 +133,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   op.c_bytes = int(sizeof(float));
 
   const GemmShape shape{B, N, G, D};
-  const Extent extent = p.extent;
+  const Extent extent = args.step.extent;
   const Cell cell = problem.cell;
   const auto enqueue = [&](c10::cuda::CUDAStream stream, const DeviceSlots<ForwardArgs<S>>& slots,
                            const ForwardArgs<S>& first) {
@@ -187,57 +158,29 @@ template <class S>
 Gradients backward_typed(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
   const c10::Device device = saved.states.device();
   const c10::cuda::CUDAGuard guard(device);
-  const int64_t steps = saved.states.size(0), B = saved.states.size(1);
-  const int64_t N = saved.states.size(3), D = saved.states.size(4);
-  const int64_t G = saved.r_heads.size(1) / D;
-  const auto f32 = saved.states.options();
-  const auto storage = saved.h_gemm.options();
-
-  at::Tensor d_wx = at::empty({B, steps, G, N, D}, storage);
-  at::Tensor d_rh = at::empty({N, steps, B, G, D}, storage);
-  at::Tensor d_bias = at::zeros({B, saved.biases, N, D}, f32);
-  at::Tensor d_s0 = at::zeros_like(saved.s0);
-  at::Tensor carry = at::empty_like(saved.s0);
-  at::Tensor dh_rec = at::empty({N, G, B, D}, f32);  // per gate; the pointwise step sums them
-  const at::Tensor d_states =
-      grads.d_states_all.defined() ? rows_contiguous(grads.d_states_all.to(saved.wx_type)) : at::Tensor();
-  const at::Tensor d_last =
-      grads.d_last.defined() ? rows_contiguous(grads.d_last.to(saved.wx_type)) : at::Tensor();
-
+  const int64_t steps = saved.states.size(0), B = saved.states.size(1), D = saved.states.size(4);
+  const int64_t N = saved.r_heads.size(0), G = saved.r_heads.size(1) / D;
+  // R_kᵀ δ_k per gate; the pointwise step sums them (see recurrent_gemm.h).
+  BackwardTensors b = allocate_backward(saved, grads, saved.wx_type, G);
   BackwardArgs<S> args;
-  BackwardStepParams<float, S>& p = args.step;
-  p.extent = {steps, B, N, D};
-  p.cache = slots<const float>(saved.cache, 0, 1, 2, 3);
-  p.states = slots<const float>(saved.states, 0, 1, 2, 3);
-  p.s0 = slots<const float>(saved.s0, kBroadcast, 0, 1, 2);
-  p.reset = reset_mask_of(saved.reset);
-  if (d_states.defined()) p.d_states = slots<const S>(d_states, 2, 1, 0, 3);
-  if (d_last.defined()) p.d_last = slots<const S>(d_last, kBroadcast, 1, 0, 3);
+  args.step = backward_params<float, S>(problem, saved, b);
   const bool cut = problem.gradient_recurrent_cut;
-  if (!cut) p.dh_rec = slots<const float>(dh_rec, kBroadcast, 2, 1, 0);
-  p.dh_rec_slots = int(G);
-  p.gradient_clip = static_cast<float>(problem.gradient_recurrent_clip);
-  p.carry = slots<float>(carry, kBroadcast, 0, 1, 2);
-  p.d_wx = slots<S>(d_wx, 1, 0, 2, 3);
-  p.d_rh = slots<S>(d_rh, 1, 2, 3, 0);
-  p.d_bias = slots<float>(d_bias, kBroadcast, 0, 1, 2);
-  p.d_s0 = slots<float>(d_s0, kBroadcast, 0, 1, 2);
   GemmOperands& op = args.operands;  // per (head, gate): R block, d_rh[t] gate, dh_rec
   op.entries = N * G;
   op.groups = G;
   op.a = saved.r_heads.data_ptr();
   op.a_entry_stride = D * D;
-  op.b = d_rh.data_ptr();
+  op.b = b.d_rh.data_ptr();
   op.b_head_stride = steps * B * G * D;
   op.b_group_stride = D;
   op.b_step_stride = B * G * D;
-  op.c = dh_rec.data_ptr();
+  op.c = b.dh_rec.data_ptr();
   op.c_entry_stride = B * D;
   op.a_bytes = op.b_bytes = int(sizeof(S));
   op.c_bytes = int(sizeof(float));
 
   const GemmShape shape{B, N, G, D};
-  const Extent extent = p.extent;
+  const Extent extent = args.step.extent;
   const Cell cell = problem.cell;
   const auto enqueue = [&](c10::cuda::CUDAStream stream, const DeviceSlots<BackwardArgs<S>>& slots,
                            const BackwardArgs<S>& first) {
@@ -261,16 +204,8 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
                    B, N, D, G, cut},
            args, device, enqueue);
 
-  // δR per head = Σ_{t,b} δ(R h)ᵀ h: one GEMM over all T·B rows (fp32
-  // accumulation inside cuBLAS; the result is rounded once, to R's dtype).
-  const at::Tensor d_r_heads = at::bmm(d_rh.view({N, steps * B, G * D}).transpose(1, 2),
-                                       saved.h_gemm.view({steps * B, N, D}).transpose(0, 1));
-  Gradients g;
-  g.d_wx = d_wx;
-  g.d_r = gates_major(d_r_heads, G).to(saved.r_type);
-  g.d_b = d_bias.sum(0).to(saved.b_type);
-  g.d_s0 = d_s0;
-  return g;
+  return {b.d_wx, recurrent_weight_gradient(saved, b.d_rh), b.d_bias.sum(0).to(saved.b_type),
+          b.d_s0};
 }
 
 }  // namespace
