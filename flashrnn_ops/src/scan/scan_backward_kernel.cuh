@@ -132,7 +132,8 @@ constexpr int backward_staging_bytes() {
 }
 
 template <class T, bool kBtd>
-__global__ void __launch_bounds__(kThreadsPerTile, 2) scan_backward_kernel(const BackwardArgs<T> args) {
+__global__ void __launch_bounds__(kThreadsPerTile, kBackwardMinBlocksPerSm)
+    scan_backward_kernel(const BackwardArgs<T> args) {
   constexpr ThreadShape kShape = thread_shape(kBtd);
   constexpr int S = kShape.steps, CH = kShape.channels;
   using Vectors = ThreadVectors<T, kBtd, S, CH>;

@@ -93,7 +93,8 @@ constexpr int forward_staging_bytes() {
 }
 
 template <class T, bool kBtd>
-__global__ void __launch_bounds__(kThreadsPerTile, kBtd ? 2 : 3) scan_forward_kernel(const ForwardArgs<T> args) {
+__global__ void __launch_bounds__(kThreadsPerTile, kForwardMinBlocksPerSm)
+    scan_forward_kernel(const ForwardArgs<T> args) {
   constexpr ThreadShape kShape = thread_shape(kBtd);
   constexpr int S = kShape.steps, CH = kShape.channels;
   using Vectors = ThreadVectors<T, kBtd, S, CH>;

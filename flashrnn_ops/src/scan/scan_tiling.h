@@ -38,10 +38,19 @@ namespace flashrnn::scan_kernels {
 #ifndef FLASHRNN_SCAN_BTD_STEPS
 #define FLASHRNN_SCAN_BTD_STEPS 4
 #endif
+// Threads per SM the register allocation must leave room for (launch bounds).
+#ifndef FLASHRNN_SCAN_FW_THREADS_PER_SM
+#define FLASHRNN_SCAN_FW_THREADS_PER_SM 768
+#endif
+#ifndef FLASHRNN_SCAN_BW_THREADS_PER_SM
+#define FLASHRNN_SCAN_BW_THREADS_PER_SM 512
+#endif
 
 constexpr int kWarpSize = 32;
 constexpr int kWarpsPerTile = FLASHRNN_SCAN_WARPS;
 constexpr int kThreadsPerTile = kWarpSize * kWarpsPerTile;
+constexpr int kForwardMinBlocksPerSm = FLASHRNN_SCAN_FW_THREADS_PER_SM / kThreadsPerTile;
+constexpr int kBackwardMinBlocksPerSm = FLASHRNN_SCAN_BW_THREADS_PER_SM / kThreadsPerTile;
 constexpr int kVectorBytes = 16;
 
 struct ThreadShape {
