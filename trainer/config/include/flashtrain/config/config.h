@@ -1,0 +1,143 @@
+// The trainer's configuration as plain typed structs, one per TOML section
+// (torchtitan's vocabulary). The member initialisers are the defaults; the
+// schema (schema.h) gives every key its doc string and its check, and the
+// loader (load.h) fills these structs from a file and command-line flags.
+//
+// Choice-valued keys are strings; after loading they are guaranteed to be one
+// of the choices the schema lists for them.
+//
+//   ResolvedConfig resolved = load_config("configs/quickstart.toml", flags);
+//   const Config& config = resolved.config;
+//   int64_t steps = config.training.steps;
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flashtrain::config {
+
+struct JobConfig {
+  std::string name = "flashtrain";
+  std::string dump_folder = "outputs";
+  std::string description = "";
+};
+
+struct ModelConfig {
+  // One entry: every layer has that kind; otherwise one entry per layer.
+  std::vector<std::string> kind = {"lstm"};
+  std::int64_t dim = 768;
+  std::int64_t n_layers = 12;
+  std::int64_t n_heads = 12;
+  std::int64_t head_dim = 0;  // 0: dim / n_heads
+  double ffn_factor = 4.0 / 3.0;
+  std::int64_t ffn_multiple_of = 64;
+  std::int64_t vocab_size = 0;  // 0: from the tokenizer, or the task's vocabulary
+  bool tie_embeddings = true;
+  std::string backend = "auto";
+  double dropout = 0.0;
+  double norm_eps = 1e-5;
+  std::int64_t conv_kernel = 4;
+  double rope_theta = 10000.0;
+
+  // head_dim, or dim / n_heads when head_dim is 0.
+  std::int64_t resolved_head_dim() const;
+  // The block kind of layer `layer` (0-based, < n_layers).
+  const std::string& layer_kind(std::int64_t layer) const;
+};
+
+struct TokenizerConfig {
+  std::string path = ".data/corpus/tokenizer.model";
+};
+
+struct DataConfig {
+  std::string train_shards = ".data/corpus/train_*.bin";
+  std::string val_shards = ".data/corpus/val_*.bin";
+  std::int64_t seq_len = 1024;
+  bool shuffle = true;
+  std::string task = "";  // "": language modelling on the shards
+  std::int64_t task_train_min_len = 3;
+  std::int64_t task_train_max_len = 40;
+  std::int64_t task_val_min_len = 40;
+  std::int64_t task_val_max_len = 256;
+  bool task_mask_answer = true;
+  std::int64_t task_majority_alphabet = 5;
+  bool task_brackets_multiplication = false;
+};
+
+struct OptimizerConfig {
+  std::string name = "adamw";
+  double lr = 6e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+};
+
+struct LrSchedulerConfig {
+  std::int64_t warmup_steps = 100;
+  std::string decay = "cosine";
+  double decay_ratio = 0.2;
+  double min_lr_ratio = 0.1;
+};
+
+struct TrainingConfig {
+  std::int64_t steps = 1000;
+  std::int64_t local_batch_size = 8;
+  std::int64_t global_batch_size = 0;  // 0: local_batch_size x data-parallel size
+  double grad_clip = 1.0;
+  std::string mixed_precision = "bf16";
+  std::int64_t seed = 42;
+  std::string device = "auto";
+  std::int64_t max_nonfinite_steps = 5;
+};
+
+struct ValidationConfig {
+  std::int64_t every = 250;  // 0: never
+  std::int64_t steps = 20;
+};
+
+struct CheckpointConfig {
+  bool enable = true;
+  std::string folder = "checkpoints";
+  std::int64_t interval = 500;  // 0: only at the end and on a signal
+  std::int64_t keep_last = 3;   // 0: keep all
+  std::string resume = "latest";
+};
+
+struct MetricsConfig {
+  std::int64_t log_every = 10;
+  std::string jsonl = "metrics.jsonl";  // "": none
+};
+
+struct ParallelismConfig {
+  std::int64_t data_parallel = 0;  // 0: the launcher's world size
+  std::int64_t nproc = 1;
+  double bucket_size_mb = 25.0;
+};
+
+struct DebugConfig {
+  bool anomaly_detection = false;
+  bool deterministic = false;
+};
+
+struct Config {
+  JobConfig job;
+  ModelConfig model;
+  TokenizerConfig tokenizer;
+  DataConfig data;
+  OptimizerConfig optimizer;
+  LrSchedulerConfig lr_scheduler;
+  TrainingConfig training;
+  ValidationConfig validation;
+  CheckpointConfig checkpoint;
+  MetricsConfig metrics;
+  ParallelismConfig parallelism;
+  DebugConfig debug;
+};
+
+// Every key equal (floats compared exactly).
+bool operator==(const Config& a, const Config& b);
+inline bool operator!=(const Config& a, const Config& b) { return !(a == b); }
+
+}  // namespace flashtrain::config

@@ -1,0 +1,214 @@
+#include "flashtrain/config/consistency.h"
+
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "flashtrain/data/error.h"
+#include "flashtrain/data/loader.h"
+#include "flashtrain/data/tasks.h"
+
+namespace flashtrain::config {
+namespace {
+
+using std::to_string;
+
+void check_blocks(const ResolvedConfig& resolved) {
+  const ModelConfig& m = resolved.config.model;
+  if (m.kind.size() != 1 && static_cast<std::int64_t>(m.kind.size()) != m.n_layers)
+    throw resolved.error_at({"model.kind", "model.n_layers"},
+                            "model.kind lists " + to_string(m.kind.size()) +
+                                " block kinds but model.n_layers is " + to_string(m.n_layers) +
+                                "; give one kind for all layers or one per layer");
+
+  bool uses_heads = false;  // linear-scan blocks have no heads
+  std::string rnn_kind;     // a block kind that needs n_heads x head_dim == dim
+  for (std::int64_t layer = 0; layer < m.n_layers; ++layer) {
+    const std::string& kind = m.layer_kind(layer);
+    if (kind != "linear_scan") uses_heads = true;
+    if (rnn_kind.empty() && is_multihead_rnn_kind(kind)) rnn_kind = kind;
+  }
+  if (!uses_heads) return;
+  if (m.head_dim == 0 && m.dim % m.n_heads != 0)
+    throw resolved.error_at({"model.dim", "model.n_heads", "model.head_dim"},
+                            "model.dim (" + to_string(m.dim) + ") is not divisible by model.n_heads (" +
+                                to_string(m.n_heads) + "), so model.head_dim = 0 (dim / n_heads) has "
+                                "no value; change them or set model.head_dim");
+  if (!rnn_kind.empty() && m.n_heads * m.resolved_head_dim() != m.dim)
+    throw resolved.error_at(
+        {"model.dim", "model.n_heads", "model.head_dim", "model.kind"},
+        "model.n_heads x model.head_dim = " + to_string(m.n_heads) + " x " + to_string(m.head_dim) +
+            " = " + to_string(m.n_heads * m.head_dim) + " must equal model.dim (" + to_string(m.dim) +
+            ") for " + rnn_kind + " blocks, whose heads split the state");
+}
+
+data::TaskSpec task_spec(const DataConfig& d, std::int64_t min_len, std::int64_t max_len) {
+  data::TaskSpec spec;
+  spec.task = data::parse_task(d.task);
+  spec.options.max_length = static_cast<int>(std::max(d.task_train_max_len, d.task_val_max_len));
+  spec.options.majority_alphabet = static_cast<int>(d.task_majority_alphabet);
+  spec.options.brackets_multiplication = d.task_brackets_multiplication;
+  spec.lengths = {static_cast<int>(min_len), static_cast<int>(max_len)};
+  return spec;
+}
+
+// One length range of a task: ordered, within the context, and one the
+// generator can draw (data/ knows each task's shortest and odd-only lengths).
+void check_task_lengths(const ResolvedConfig& resolved, const std::string& split) {
+  const DataConfig& d = resolved.config.data;
+  const bool train = split == "train";
+  const std::int64_t min_len = train ? d.task_train_min_len : d.task_val_min_len;
+  const std::int64_t max_len = train ? d.task_train_max_len : d.task_val_max_len;
+  const std::string min_key = "data.task_" + split + "_min_len";
+  const std::string max_key = "data.task_" + split + "_max_len";
+  if (min_len > max_len)
+    throw resolved.error_at({min_key, max_key}, min_key + " (" + to_string(min_len) +
+                                                    ") is greater than " + max_key + " (" +
+                                                    to_string(max_len) + ")");
+  if (max_len > d.seq_len)
+    throw resolved.error_at({max_key, "data.seq_len"},
+                            max_key + " (" + to_string(max_len) + ") exceeds data.seq_len (" +
+                                to_string(d.seq_len) + "), the context the sequences are padded to");
+  const int shortest = data::task_min_length(data::parse_task(d.task));
+  if (min_len < shortest)
+    throw resolved.error_at({min_key, "data.task"},
+                            min_key + " (" + to_string(min_len) + ") is shorter than the " +
+                                to_string(shortest) + " tokens of the shortest " + d.task +
+                                " sequence");
+  try {
+    data::generate_sample(task_spec(d, min_len, max_len), /*seed=*/0, /*index=*/0);
+  } catch (const std::invalid_argument& e) {
+    throw resolved.error_at({min_key, max_key, "data.task"},
+                            min_key + " and " + max_key + " do not suit the task: " + e.what());
+  }
+}
+
+void check_data(const ResolvedConfig& resolved) {
+  const Config& c = resolved.config;
+  if (!c.data.task.empty()) {
+    check_task_lengths(resolved, "train");
+    check_task_lengths(resolved, "val");
+    const data::TaskSpec spec = task_spec(c.data, c.data.task_train_min_len, c.data.task_train_max_len);
+    const int task_vocab = data::task_vocabulary(spec.task, spec.options).size();
+    if (c.model.vocab_size != 0 && c.model.vocab_size < task_vocab)
+      throw resolved.error_at({"model.vocab_size", "data.task"},
+                              "model.vocab_size (" + to_string(c.model.vocab_size) +
+                                  ") is smaller than the " + to_string(task_vocab) +
+                                  "-token vocabulary of task " + c.data.task +
+                                  "; set 0 to use the task's");
+    return;
+  }
+  if (c.data.train_shards.empty())
+    throw resolved.error_at({"data.train_shards", "data.task"},
+                            "data.train_shards is empty and data.task is not set; name the "
+                            "training shards or a state-tracking task");
+  if (c.validation.every > 0 && c.data.val_shards.empty())
+    throw resolved.error_at({"data.val_shards", "validation.every"},
+                            "validation.every is " + to_string(c.validation.every) +
+                                " but data.val_shards is empty; name validation shards or set "
+                                "validation.every = 0");
+  if (c.model.vocab_size == 0 && c.tokenizer.path.empty())
+    throw resolved.error_at({"model.vocab_size", "tokenizer.path"},
+                            "model.vocab_size is 0 (take it from the tokenizer) but "
+                            "tokenizer.path is empty; set one of them");
+}
+
+// global_batch_size divides into local batches over `world_size` processes.
+void check_batch(const ResolvedConfig& resolved, std::int64_t world_size, const std::string& world) {
+  const TrainingConfig& t = resolved.config.training;
+  if (t.global_batch_size == 0 || t.global_batch_size % (t.local_batch_size * world_size) == 0) return;
+  throw resolved.error_at(
+      {"training.global_batch_size", "training.local_batch_size", "parallelism.data_parallel",
+       "parallelism.nproc"},
+      "training.global_batch_size (" + to_string(t.global_batch_size) +
+          ") is not a multiple of training.local_batch_size x " + world + " = " +
+          to_string(t.local_batch_size) + " x " + to_string(world_size) + " = " +
+          to_string(t.local_batch_size * world_size));
+}
+
+void check_parallelism(const ResolvedConfig& resolved) {
+  const ParallelismConfig& p = resolved.config.parallelism;
+  if (p.data_parallel > 0 && p.nproc > 1 && p.data_parallel != p.nproc)
+    throw resolved.error_at({"parallelism.data_parallel", "parallelism.nproc"},
+                            "parallelism.data_parallel (" + to_string(p.data_parallel) +
+                                ") differs from parallelism.nproc (" + to_string(p.nproc) +
+                                "), the number of processes flashtrain starts");
+  const std::string world = p.data_parallel > 0 ? "parallelism.data_parallel" : "parallelism.nproc";
+  check_batch(resolved, planned_world_size(resolved.config), world);
+}
+
+void check_schedule(const ResolvedConfig& resolved) {
+  const Config& c = resolved.config;
+  const std::int64_t warmup = c.lr_scheduler.warmup_steps;
+  if (warmup > c.training.steps)
+    throw resolved.error_at({"lr_scheduler.warmup_steps", "training.steps"},
+                            "lr_scheduler.warmup_steps (" + to_string(warmup) +
+                                ") exceeds training.steps (" + to_string(c.training.steps) + ")");
+  if (c.lr_scheduler.decay != "wsd") return;
+  const auto decay_steps =
+      static_cast<std::int64_t>(std::ceil(c.lr_scheduler.decay_ratio * c.training.steps));
+  if (warmup + decay_steps > c.training.steps)
+    throw resolved.error_at(
+        {"lr_scheduler.warmup_steps", "lr_scheduler.decay_ratio", "training.steps"},
+        "lr_scheduler.warmup_steps (" + to_string(warmup) + ") plus the wsd decay (decay_ratio x "
+        "steps = " + to_string(decay_steps) + ") exceed training.steps (" +
+            to_string(c.training.steps) + ")");
+}
+
+}  // namespace
+
+void check_consistency(const ResolvedConfig& resolved) {
+  check_blocks(resolved);
+  check_data(resolved);
+  check_parallelism(resolved);
+  check_schedule(resolved);
+}
+
+std::int64_t planned_world_size(const Config& config) {
+  return config.parallelism.data_parallel > 0 ? config.parallelism.data_parallel
+                                              : config.parallelism.nproc;
+}
+
+void check_world_size(const ResolvedConfig& resolved, std::int64_t world_size) {
+  if (world_size < 1) throw std::invalid_argument("check_world_size: world_size must be >= 1");
+  const std::int64_t data_parallel = resolved.config.parallelism.data_parallel;
+  if (data_parallel > 0 && data_parallel != world_size)
+    throw resolved.error_at({"parallelism.data_parallel"},
+                            "parallelism.data_parallel is " + to_string(data_parallel) +
+                                " but the launcher started " + to_string(world_size) +
+                                " processes; set it to 0 to follow the launcher");
+  check_batch(resolved, world_size, "the world size");
+}
+
+std::int64_t accumulation_steps(const Config& config, std::int64_t world_size) {
+  const TrainingConfig& t = config.training;
+  return t.global_batch_size == 0 ? 1 : t.global_batch_size / (t.local_batch_size * world_size);
+}
+
+void check_input_files(const ResolvedConfig& resolved) {
+  namespace fs = std::filesystem;
+  const Config& c = resolved.config;
+  std::error_code ignored;
+  if (c.data.task.empty()) {
+    if (!c.tokenizer.path.empty() && !fs::is_regular_file(c.tokenizer.path, ignored))
+      throw resolved.error_at({"tokenizer.path"}, "tokenizer.path '" + c.tokenizer.path +
+                                                      "' is not a file");
+    for (const auto& [key, pattern] : {std::pair{"data.train_shards", &c.data.train_shards},
+                                       std::pair{"data.val_shards", &c.data.val_shards}}) {
+      if (pattern->empty()) continue;
+      try {
+        data::find_shards(*pattern);
+      } catch (const data::DataError&) {
+        throw resolved.error_at({key}, std::string("no file matches ") + key + " '" + *pattern + "'");
+      }
+    }
+  }
+  const std::string& resume = c.checkpoint.resume;
+  if (resume != "latest" && resume != "none" && !fs::is_directory(resume, ignored))
+    throw resolved.error_at({"checkpoint.resume"},
+                            "checkpoint.resume '" + resume +
+                                "' is not a checkpoint directory (nor latest or none)");
+}
+
+}  // namespace flashtrain::config

@@ -1,0 +1,323 @@
+// The table of every section and key. Defaults live in config.h (the member
+// initialisers); docs, checks and aliases live here.
+#include "flashtrain/config/schema.h"
+
+#include <type_traits>
+#include <utility>
+
+#include "flashtrain/data/tasks.h"
+
+namespace flashtrain::config {
+namespace {
+
+template <class Field>
+constexpr ValueType value_type_of() {
+  if constexpr (std::is_same_v<Field, bool>) return ValueType::kBool;
+  else if constexpr (std::is_same_v<Field, std::int64_t>) return ValueType::kInt;
+  else if constexpr (std::is_same_v<Field, double>) return ValueType::kFloat;
+  else if constexpr (std::is_same_v<Field, std::string>) return ValueType::kString;
+  else {
+    static_assert(std::is_same_v<Field, std::vector<std::string>>, "unsupported config field type");
+    return ValueType::kStringList;
+  }
+}
+
+// Adds the keys of one section, binding each to its member of Config.
+template <class Section>
+class SectionBuilder {
+ public:
+  SectionBuilder(std::vector<KeySpec>& keys, std::string_view name, Section Config::*section)
+      : keys_(keys), name_(name), section_(section) {}
+
+  template <class Field>
+  SectionBuilder& key(std::string_view name, Field Section::*field, std::string_view doc,
+                      Constraint constraint = Constraint::none(),
+                      std::vector<std::string_view> aliases = {}) {
+    const auto section = section_;
+    keys_.push_back(KeySpec{
+        name_, name, value_type_of<Field>(), doc, std::move(constraint), std::move(aliases),
+        [section, field](const Config& c) { return Value((c.*section).*field); },
+        [section, field](Config& c, const Value& v) { (c.*section).*field = std::get<Field>(v); }});
+    return *this;
+  }
+
+ private:
+  std::vector<KeySpec>& keys_;
+  std::string_view name_;
+  Section Config::*section_;
+};
+
+std::vector<std::string> task_names() {
+  std::vector<std::string> names;
+  for (const data::Task task : data::all_tasks()) names.emplace_back(data::to_string(task));
+  return names;
+}
+
+Schema build_schema() {
+  using C = Constraint;
+  const C at_least_1 = C::at_least(1);
+  std::vector<SectionSpec> sections = {
+      {"job", "the run: its name and where its outputs go"},
+      {"model", "the network: block kinds, sizes and the recurrent backend"},
+      {"tokenizer", "the SentencePiece model that made the shards"},
+      {"data", "training and validation data: token shards, or a state-tracking task"},
+      {"optimizer", "AdamW; norms, biases and embeddings get no weight decay"},
+      {"lr_scheduler", "learning rate: linear warm-up, then decay"},
+      {"training", "the loop: steps, batch sizes, precision, seed"},
+      {"validation", "loss (and task accuracy) on held-out data"},
+      {"checkpoint", "saving and resuming"},
+      {"metrics", "progress lines and the JSON-lines metrics file"},
+      {"parallelism", "data-parallel training over processes"},
+      {"debug", "slow checks for hunting bugs"},
+  };
+  std::vector<KeySpec> keys;
+
+  SectionBuilder(keys, "job", &Config::job)
+      .key("name", &JobConfig::name, "run name, shown in logs and metrics and stored in checkpoints",
+           C::non_empty(), {"run_name", "experiment"})
+      .key("dump_folder", &JobConfig::dump_folder,
+           "folder of the run's outputs; checkpoint.folder and metrics.jsonl are relative to it",
+           C::non_empty(), {"output_dir", "out_dir", "output"})
+      .key("description", &JobConfig::description, "free text stored with checkpoints and metrics");
+
+  SectionBuilder(keys, "model", &Config::model)
+      .key("kind", &ModelConfig::kind,
+           "block kind of every layer, or a list with one kind per layer", C::one_of(model_kinds()),
+           {"block", "blocks", "type", "arch", "architecture"})
+      .key("dim", &ModelConfig::dim, "model (embedding) width", C::int_range(1, 1 << 16),
+           {"d_model", "hidden_size", "n_embd", "embedding_dim", "width", "embed_dim"})
+      .key("n_layers", &ModelConfig::n_layers, "number of blocks", C::int_range(1, 1024),
+           {"num_layers", "n_layer", "depth", "layers", "num_blocks", "n_blocks"})
+      .key("n_heads", &ModelConfig::n_heads, "heads of each block's recurrent or attention mixer",
+           C::int_range(1, 4096), {"num_heads", "n_head", "heads"})
+      .key("head_dim", &ModelConfig::head_dim,
+           "width of one head; 0 = dim / n_heads (RNN blocks need n_heads x head_dim = dim)",
+           C::int_range(0, 1 << 16), {"head_size", "d_head"})
+      .key("ffn_factor", &ModelConfig::ffn_factor,
+           "gated feed-forward width as a multiple of dim; 0 = no feed-forward",
+           C::float_range(0, false, 16, false), {"ffn_dim_multiplier", "mlp_ratio", "proj_factor"})
+      .key("ffn_multiple_of", &ModelConfig::ffn_multiple_of,
+           "round the feed-forward width up to a multiple of this", C::int_range(1, 4096),
+           {"multiple_of"})
+      .key("vocab_size", &ModelConfig::vocab_size,
+           "vocabulary size; 0 = the tokenizer's (or the task's) vocabulary",
+           C::int_range(0, std::int64_t{1} << 31), {"vocab", "n_vocab", "num_tokens"})
+      .key("tie_embeddings", &ModelConfig::tie_embeddings,
+           "share the weights of the input embedding and the output head", C::none(),
+           {"tie_word_embeddings", "weight_tying", "tied_embeddings"})
+      .key("backend", &ModelConfig::backend,
+           "recurrent op backend; auto picks the fastest one that supports the case",
+           C::one_of({"vanilla", "alternating", "fused", "auto"}), {"implementation", "kernel"})
+      .key("dropout", &ModelConfig::dropout, "dropout probability on block outputs",
+           C::float_range(0, false, 1, true), {"dropout_rate", "p_dropout"})
+      .key("norm_eps", &ModelConfig::norm_eps, "epsilon of the normalisation layers",
+           C::float_range(0, true, 1, true), {"eps", "layer_norm_eps", "rms_norm_eps"})
+      .key("conv_kernel", &ModelConfig::conv_kernel,
+           "sLSTM blocks: width of the causal convolution feeding the i and f gates; 0 = none",
+           C::int_range(0, 16), {"conv1d_kernel_size", "conv_size"})
+      .key("rope_theta", &ModelConfig::rope_theta, "Transformer blocks: rotary position base",
+           C::positive(), {"rope_base", "theta"});
+
+  SectionBuilder(keys, "tokenizer", &Config::tokenizer)
+      .key("path", &TokenizerConfig::path,
+           "SentencePiece model file; \"\" = none (then model.vocab_size must be set)", C::none(),
+           {"model", "file", "tokenizer_path", "model_path"});
+
+  SectionBuilder(keys, "data", &Config::data)
+      .key("train_shards", &DataConfig::train_shards,
+           "glob of the training token shards (llm.c format)", C::none(),
+           {"train", "dataset_path", "train_files", "train_glob", "dataset"})
+      .key("val_shards", &DataConfig::val_shards,
+           "glob of the validation token shards; \"\" = none", C::none(),
+           {"val", "validation_shards", "val_files", "val_glob"})
+      .key("seq_len", &DataConfig::seq_len,
+           "tokens per training sequence (for a task: the context)", C::int_range(1, 1 << 24),
+           {"context_length", "block_size", "seq_length", "max_seq_len", "context", "sequence_length"})
+      .key("shuffle", &DataConfig::shuffle,
+           "visit the shard windows in a seeded random order (false: file order)")
+      .key("task", &DataConfig::task,
+           "state-tracking task generated on the fly instead of shards; \"\" = language modelling",
+           C::one_of(task_names(), /*empty_allowed=*/true), {"task_name"})
+      .key("task_train_min_len", &DataConfig::task_train_min_len,
+           "task: shortest training sequence in tokens (answer included)", at_least_1)
+      .key("task_train_max_len", &DataConfig::task_train_max_len,
+           "task: longest training sequence in tokens", at_least_1)
+      .key("task_val_min_len", &DataConfig::task_val_min_len,
+           "task: shortest validation sequence (longer than training tests generalisation)",
+           at_least_1)
+      .key("task_val_max_len", &DataConfig::task_val_max_len,
+           "task: longest validation sequence", at_least_1)
+      .key("task_mask_answer", &DataConfig::task_mask_answer,
+           "task (answer-last format): the input holds PAD where the answer is")
+      .key("task_majority_alphabet", &DataConfig::task_majority_alphabet,
+           "task majority and majority_count: number of symbols", C::int_range(2, 26))
+      .key("task_brackets_multiplication", &DataConfig::task_brackets_multiplication,
+           "task modular_arithmetic_brackets: '*' joins '+' and '-'");
+
+  SectionBuilder(keys, "optimizer", &Config::optimizer)
+      .key("name", &OptimizerConfig::name, "optimizer (AdamW: Adam with decoupled weight decay)",
+           C::one_of({"adamw"}), {"optimizer", "type"})
+      .key("lr", &OptimizerConfig::lr, "peak learning rate", C::positive(),
+           {"learning_rate", "max_lr", "peak_lr"})
+      .key("beta1", &OptimizerConfig::beta1, "decay of the first-moment average",
+           C::float_range(0, false, 1, true), {"beta_1", "b1"})
+      .key("beta2", &OptimizerConfig::beta2, "decay of the second-moment average",
+           C::float_range(0, false, 1, true), {"beta_2", "b2"})
+      .key("eps", &OptimizerConfig::eps, "added to the root of the second moment", C::positive(),
+           {"epsilon", "adam_eps"})
+      .key("weight_decay", &OptimizerConfig::weight_decay,
+           "decoupled weight decay of matrices (norms, biases, embeddings: none)",
+           C::non_negative(), {"wd", "decay"});
+
+  SectionBuilder(keys, "lr_scheduler", &Config::lr_scheduler)
+      .key("warmup_steps", &LrSchedulerConfig::warmup_steps,
+           "steps of linear warm-up from 0 to optimizer.lr", C::at_least(0),
+           {"warmup", "warmup_iters", "num_warmup_steps"})
+      .key("decay", &LrSchedulerConfig::decay,
+           "after warm-up: cosine to min_lr_ratio, wsd (flat, then linear decay), or constant",
+           C::one_of({"cosine", "wsd", "constant"}), {"decay_type", "schedule", "scheduler"})
+      .key("decay_ratio", &LrSchedulerConfig::decay_ratio,
+           "wsd: fraction of training.steps spent in the final decay",
+           C::float_range(0, true, 1, false), {"decay_fraction", "cooldown_ratio"})
+      .key("min_lr_ratio", &LrSchedulerConfig::min_lr_ratio,
+           "final learning rate as a fraction of optimizer.lr", C::float_range(0, false, 1, false),
+           {"min_lr_factor", "lr_min_ratio", "final_lr_ratio", "min_lr"});
+
+  SectionBuilder(keys, "training", &Config::training)
+      .key("steps", &TrainingConfig::steps, "optimizer steps to train for",
+           C::int_range(1, std::int64_t{1} << 40),
+           {"max_steps", "num_steps", "train_steps", "iterations", "total_steps", "iters"})
+      .key("local_batch_size", &TrainingConfig::local_batch_size,
+           "sequences per process in one forward/backward pass", C::int_range(1, 1 << 24),
+           {"batch_size", "micro_batch_size", "per_device_batch_size"})
+      .key("global_batch_size", &TrainingConfig::global_batch_size,
+           "sequences per optimizer step over all processes (a multiple of local_batch_size x "
+           "data-parallel size: gradient accumulation); 0 = no accumulation",
+           C::int_range(0, std::int64_t{1} << 40), {"total_batch_size"})
+      .key("grad_clip", &TrainingConfig::grad_clip,
+           "clip the global gradient norm to this; 0 = no clipping", C::non_negative(),
+           {"max_norm", "clip_grad_norm", "gradient_clipping", "max_grad_norm", "clip"})
+      .key("mixed_precision", &TrainingConfig::mixed_precision,
+           "compute precision; bf16 = autocast with fp32 master weights",
+           C::one_of({"bf16", "fp32"}), {"precision", "dtype", "mixed_precision_param", "amp"})
+      .key("seed", &TrainingConfig::seed, "seed of initialisation, data order and dropout",
+           C::at_least(0), {"random_seed"})
+      .key("device", &TrainingConfig::device, "where to train; auto = cuda if available, else cpu",
+           C::one_of({"auto", "cpu", "cuda"}))
+      .key("max_nonfinite_steps", &TrainingConfig::max_nonfinite_steps,
+           "steps with a NaN/Inf loss or gradient are skipped; stop after this many in a row",
+           C::int_range(1, 1 << 20), {"max_skipped_steps", "nan_patience"});
+
+  SectionBuilder(keys, "validation", &Config::validation)
+      .key("every", &ValidationConfig::every,
+           "validate every this many steps and at the end; 0 = never", C::at_least(0),
+           {"freq", "eval_every", "val_every", "eval_interval", "interval"})
+      .key("steps", &ValidationConfig::steps, "batches per validation", C::int_range(1, 1 << 24),
+           {"eval_steps", "val_steps", "eval_iters"});
+
+  SectionBuilder(keys, "checkpoint", &Config::checkpoint)
+      .key("enable", &CheckpointConfig::enable, "write checkpoints", C::none(),
+           {"enabled", "save"})
+      .key("folder", &CheckpointConfig::folder, "checkpoint directory, relative to job.dump_folder",
+           C::non_empty(), {"dir", "path", "checkpoint_dir", "directory"})
+      .key("interval", &CheckpointConfig::interval,
+           "save every this many steps, and always at the end and on SIGINT/SIGTERM; 0 = only then",
+           C::at_least(0), {"save_every", "every", "freq", "save_interval"})
+      .key("keep_last", &CheckpointConfig::keep_last,
+           "keep the newest this many checkpoints; 0 = keep all", C::at_least(0),
+           {"keep_latest_k", "keep", "max_to_keep"})
+      .key("resume", &CheckpointConfig::resume,
+           "latest = newest checkpoint in folder if there is one; none = start fresh; "
+           "else a checkpoint directory",
+           C::non_empty(), {"resume_from", "load", "restore"});
+
+  SectionBuilder(keys, "metrics", &Config::metrics)
+      .key("log_every", &MetricsConfig::log_every,
+           "print a progress line and write metrics every this many steps",
+           C::int_range(1, std::int64_t{1} << 40), {"log_freq", "log_interval", "every", "freq"})
+      .key("jsonl", &MetricsConfig::jsonl,
+           "JSON-lines metrics file, relative to job.dump_folder; \"\" = none", C::none(),
+           {"jsonl_path", "path", "file", "metrics_file"});
+
+  SectionBuilder(keys, "parallelism", &Config::parallelism)
+      .key("data_parallel", &ParallelismConfig::data_parallel,
+           "data-parallel size (processes); 0 = the launcher's world size", C::int_range(0, 1 << 20),
+           {"data_parallel_degree", "dp", "world_size", "data_parallel_replicate_degree"})
+      .key("nproc", &ParallelismConfig::nproc,
+           "processes flashtrain starts on this machine itself; keep 1 under torchrun",
+           C::int_range(1, 1024), {"nproc_per_node", "num_processes", "gpus"})
+      .key("bucket_size_mb", &ParallelismConfig::bucket_size_mb,
+           "size of the gradient all-reduce buckets in MiB", C::positive(),
+           {"bucket_cap_mb", "bucket_mb"});
+
+  SectionBuilder(keys, "debug", &Config::debug)
+      .key("anomaly_detection", &DebugConfig::anomaly_detection,
+           "autograd anomaly detection: names the op that made a NaN (slow)", C::none(),
+           {"detect_anomaly", "anomaly"})
+      .key("deterministic", &DebugConfig::deterministic,
+           "deterministic algorithms only (slower kernels, no atomics-based reductions)");
+
+  return Schema(std::move(sections), std::move(keys));
+}
+
+}  // namespace
+
+std::string KeySpec::dotted_name() const { return std::string(section) + "." + std::string(name); }
+
+std::string KeySpec::subject() const {
+  return "'" + std::string(name) + "' in [" + std::string(section) + "]";
+}
+
+Schema::Schema(std::vector<SectionSpec> sections, std::vector<KeySpec> keys)
+    : sections_(std::move(sections)), keys_(std::move(keys)) {}
+
+const SectionSpec* Schema::find_section(std::string_view name) const {
+  for (const SectionSpec& section : sections_)
+    if (section.name == name) return &section;
+  return nullptr;
+}
+
+const KeySpec* Schema::find_key(std::string_view section, std::string_view name) const {
+  for (const KeySpec& key : keys_)
+    if (key.section == section && key.name == name) return &key;
+  return nullptr;
+}
+
+std::vector<const KeySpec*> Schema::keys_of(std::string_view section) const {
+  std::vector<const KeySpec*> found;
+  for (const KeySpec& key : keys_)
+    if (key.section == section) found.push_back(&key);
+  return found;
+}
+
+const Schema& schema() {
+  static const Schema instance = build_schema();
+  return instance;
+}
+
+std::optional<ValueProblem> check_value(const KeySpec& key, const Value& value) {
+  if (const auto* list = std::get_if<std::vector<std::string>>(&value)) {
+    if (list->empty()) return ValueProblem{key.subject() + " must not be an empty array", {}};
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string problem = key.constraint.problem((*list)[i]);
+      if (!problem.empty())
+        return ValueProblem{"element " + std::to_string(i + 1) + " of " + key.subject() + " " + problem, i};
+    }
+    return std::nullopt;
+  }
+  const std::string problem = key.constraint.problem(value);
+  if (problem.empty()) return std::nullopt;
+  return ValueProblem{key.subject() + " " + problem, {}};
+}
+
+const std::vector<std::string>& model_kinds() {
+  static const std::vector<std::string> kinds = {"lstm", "slstm", "gru", "elman", "transformer",
+                                                 "linear_scan"};
+  return kinds;
+}
+
+bool is_multihead_rnn_kind(std::string_view kind) {
+  return kind == "lstm" || kind == "slstm" || kind == "gru" || kind == "elman";
+}
+
+}  // namespace flashtrain::config
