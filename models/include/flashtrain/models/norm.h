@@ -1,0 +1,40 @@
+// Normalisation layers: the pre-norm of every block and the sLSTM's per-head norm.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include "flashtrain/models/options.h"
+
+namespace flashtrain::models {
+
+// LayerNorm (weight, no bias) or RMSNorm over the last dimension. Parameter:
+// "weight" [dim], init ones.
+class NormImpl : public torch::nn::Module {
+ public:
+  NormImpl(int64_t dim, NormKind kind, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  NormKind kind_;
+  double eps_;
+  torch::Tensor weight_;
+};
+TORCH_MODULE(Norm);
+
+// xLSTM's group norm: a layer norm over each head's D units separately, then a
+// weight over all N*D. Input [..., N, D], output [..., N*D]. Parameter:
+// "weight" [N*D], init ones.
+class HeadwiseNormImpl : public torch::nn::Module {
+ public:
+  HeadwiseNormImpl(int64_t num_heads, int64_t head_dim, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  int64_t num_heads_, head_dim_;
+  double eps_;
+  torch::Tensor weight_;
+};
+TORCH_MODULE(HeadwiseNorm);
+
+}  // namespace flashtrain::models

@@ -1,0 +1,104 @@
+// Plain option structs of every block and the LM. The defaults are the schemes
+// README.md states; the trainer fills these from its config.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "flashrnn/flashrnn.h"
+#include "flashrnn/scan.h"
+#include "flashtrain/models/block_kind.h"
+
+namespace flashtrain::models {
+
+// LayerNorm here has a weight and no bias (as xLSTM); RMSNorm as Llama.
+enum class NormKind { kLayerNorm, kRmsNorm };
+
+// The gated feed-forward that follows the mixer: down(silu(gate(x)) * up(x)),
+// hidden width = projection_factor * d_model rounded up to a multiple of
+// `multiple_of`. projection_factor 0: the block has no feed-forward.
+struct FeedForwardOptions {
+  double projection_factor = 4.0 / 3.0;
+  int64_t multiple_of = 64;
+};
+
+// LSTM, GRU and Elman blocks: input projection to the cell's gates, the
+// recurrent op, output projection.
+struct RecurrentBlockOptions {
+  int64_t num_heads = 4;
+  int64_t head_dim = 0;  // 0: d_model / num_heads
+  // Project each head's slice of the input to that head's gates only
+  // (block-diagonal) instead of the whole input to all gates (dense).
+  bool block_diagonal_input = false;
+  flashrnn::Backend backend = flashrnn::Backend::kAuto;
+  // The gate that keeps the state (LSTM's forget gate f, GRU's update gate z)
+  // starts with biases spaced evenly over [min, max] across each head's units.
+  double retain_bias_min = 1.0;
+  double retain_bias_max = 3.0;
+  // R ~ U(-s/sqrt(D), s/sqrt(D)) with s this scale (1: PyTorch's nn.LSTM); 0: zeros.
+  double recurrent_init_scale = 1.0;
+  NormKind norm = NormKind::kLayerNorm;
+  FeedForwardOptions ffn;
+};
+
+// The xLSTM sLSTM block. Its hidden width is d_model (no output projection).
+struct SlstmBlockOptions {
+  int64_t num_heads = 4;
+  int64_t conv_kernel = 4;  // causal depthwise conv + SiLU feeding i and f; 0: none
+  flashrnn::Backend backend = flashrnn::Backend::kAuto;
+  double forget_bias_min = 3.0;
+  double forget_bias_max = 6.0;
+  double recurrent_init_scale = 0.0;  // xLSTM starts R at zero
+  NormKind norm = NormKind::kLayerNorm;
+  FeedForwardOptions ffn;
+};
+
+// The linear-scan block: x_t = a_t * x_{t-1} + (1 - a_t) * v_t per channel.
+struct LinearScanBlockOptions {
+  int64_t hidden_dim = 0;  // channels of the scan; 0: d_model
+  flashrnn::ScanBackend backend = flashrnn::ScanBackend::kAuto;
+  // a_t starts near 1 - 1/tau with time constants tau (tokens) spaced
+  // log-uniformly over [min, max] across the channels; min > 1.
+  double min_timescale = 4.0;
+  double max_timescale = 1024.0;
+  NormKind norm = NormKind::kLayerNorm;
+  FeedForwardOptions ffn;
+};
+
+// The Llama-style block: causal multi-head attention with rotary positions.
+struct TransformerBlockOptions {
+  int64_t num_heads = 4;  // head_dim = d_model / num_heads, even (rotary pairs)
+  double rope_theta = 10000.0;
+  NormKind norm = NormKind::kRmsNorm;
+  FeedForwardOptions ffn{8.0 / 3.0, 64};
+};
+
+// Options of every kind; a model reads those of the kinds it stacks.
+struct BlockOptions {
+  RecurrentBlockOptions recurrent;  // lstm, gru, elman
+  SlstmBlockOptions slstm;
+  LinearScanBlockOptions linear_scan;
+  TransformerBlockOptions transformer;
+};
+
+// What a block needs to know about the model around it: its width, the depth
+// that scales the init of output projections (xLSTM's wang init), and the
+// epsilon of every norm.
+struct BlockContext {
+  int64_t d_model = 0;
+  int64_t num_blocks = 1;
+  double norm_eps = 1e-5;
+};
+
+struct LanguageModelOptions {
+  int64_t vocab_size = 0;
+  int64_t d_model = 0;
+  std::vector<BlockKind> blocks;  // bottom to top, any mix
+  bool tie_embeddings = true;     // the head reuses embedding.weight
+  std::optional<NormKind> final_norm;  // unset: the norm kind of the last block
+  double norm_eps = 1e-5;              // every norm of the model
+  BlockOptions block;
+};
+
+}  // namespace flashtrain::models

@@ -1,0 +1,109 @@
+#include "flashtrain/models/language_model.h"
+
+#include <sstream>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "flashtrain/models/errors.h"
+#include "init.h"
+
+namespace flashtrain::models {
+
+namespace {
+
+const LanguageModelOptions& checked(const LanguageModelOptions& o) {
+  if (o.vocab_size < 1) throw OptionsError("model: vocab_size must be positive, got " + std::to_string(o.vocab_size));
+  if (o.d_model < 1) throw OptionsError("model: d_model must be positive, got " + std::to_string(o.d_model));
+  if (o.blocks.empty()) throw OptionsError("model: blocks is empty; list at least one block kind");
+  if (!(o.norm_eps > 0.0)) throw OptionsError("model: norm_eps must be positive, got " + std::to_string(o.norm_eps));
+  return o;
+}
+
+void check_tokens(const torch::Tensor& tokens, int64_t dims, int64_t vocab_size, const char* what) {
+  const bool integral = tokens.defined() && (tokens.scalar_type() == torch::kLong ||
+                                             tokens.scalar_type() == torch::kInt);
+  if (!integral || tokens.dim() != dims) {
+    std::ostringstream message;
+    message << "model: " << what << " must be int64 or int32 " << (dims == 2 ? "[batch, time]" : "[batch]");
+    if (tokens.defined()) message << ", got " << tokens.scalar_type() << " " << tokens.sizes();
+    throw InputError(message.str());
+  }
+  // Checking the range costs nothing on the CPU; on a GPU it would be a sync,
+  // and the embedding's own device-side check catches it there.
+  if (tokens.is_cpu() && tokens.numel() > 0) {
+    const int64_t low = tokens.min().item<int64_t>(), high = tokens.max().item<int64_t>();
+    if (low < 0 || high >= vocab_size) {
+      throw InputError("model: token ids must lie in [0, " + std::to_string(vocab_size) + "), got " +
+                       std::to_string(low < 0 ? low : high));
+    }
+  }
+}
+
+}  // namespace
+
+LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(checked(options)) {
+  const BlockContext context{options_.d_model, int64_t(options_.blocks.size()), options_.norm_eps};
+  embedding_ = register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.d_model));
+  init::small_(embedding_->weight, options_.d_model);
+  block_list_ = register_module("blocks", torch::nn::ModuleList());
+  for (BlockKind kind : options_.blocks) {
+    blocks_.emplace_back(kind, context, options_.block);
+    block_list_->push_back(blocks_.back());
+  }
+  const NormKind final_norm = options_.final_norm.value_or(blocks_.back()->norm_kind());
+  final_norm_ = register_module("final_norm", Norm(options_.d_model, final_norm, options_.norm_eps));
+  if (!options_.tie_embeddings) {
+    head_ = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(options_.d_model, options_.vocab_size).bias(false)));
+    init::small_(head_->weight, options_.d_model);
+  }
+}
+
+torch::Tensor LanguageModelImpl::logits(const torch::Tensor& hidden) {
+  const torch::Tensor normed = final_norm_(hidden);
+  return head_ ? head_(normed) : torch::linear(normed, embedding_->weight);
+}
+
+torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
+  check_tokens(tokens, 2, options_.vocab_size, "tokens");
+  if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
+  torch::Tensor h = embedding_(tokens);
+  for (ResidualBlock& block : blocks_) h = block(h);
+  return logits(h);
+}
+
+ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t, const ModelState& state) {
+  check_tokens(tokens_t, 1, options_.vocab_size, "tokens_t");
+  if (state.size() != blocks_.size()) {
+    throw InputError("model: the state has " + std::to_string(state.size()) + " entries for " +
+                     std::to_string(blocks_.size()) + " blocks; start from initial_state()");
+  }
+  ModelStepOutput out;
+  out.state.reserve(blocks_.size());
+  torch::Tensor h = embedding_(tokens_t);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    StepOutput step = blocks_[i]->forward_step(h, state[i]);
+    h = step.y;
+    out.state.push_back(std::move(step.state));
+  }
+  out.logits = logits(h);
+  return out;
+}
+
+ModelState LanguageModelImpl::initial_state(int64_t batch) const {
+  ModelState state;
+  for (const ResidualBlock& block : blocks_) state.push_back(block->initial_state(batch, embedding_->weight.options()));
+  return state;
+}
+
+double LanguageModelImpl::forward_flops_per_token(int64_t context) const {
+  double flops = 2.0 * double(options_.d_model) * double(options_.vocab_size);  // the head
+  for (const ResidualBlock& block : blocks_) flops += block->forward_flops_per_token(context);
+  return flops;
+}
+
+double LanguageModelImpl::training_flops_per_token(int64_t context) const {
+  return 3.0 * forward_flops_per_token(context);
+}
+
+}  // namespace flashtrain::models
