@@ -8,6 +8,7 @@
 
 #include "cells/registry.h"
 #include "alternating/alternating_backend.h"
+#include "fused/fused_backend.h"
 #include "recurrence.h"
 #include "validate.h"
 #include "vanilla/vanilla_backend.h"
@@ -105,8 +106,9 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
     Inputs in{wx, r, b, initial_states.value_or(at::Tensor()),
               reset ? reset->contiguous() : at::Tensor()};
     const Backend chosen = static_cast<Backend>(backend);
-    ForwardResult result = chosen == Backend::kAlternating ? alternating::forward(problem, in)
-                                                           : vanilla::forward(problem, in);
+    ForwardResult result = chosen == Backend::kFused         ? fused::forward(problem, in)
+                           : chosen == Backend::kAlternating ? alternating::forward(problem, in)
+                                                             : vanilla::forward(problem, in);
     save(ctx, chosen, problem, result.saved);
     ctx->saved_data["has_initial_states"] = initial_states.has_value();
     const int64_t steps = wx.size(1);
@@ -117,7 +119,8 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto [backend, problem, saved] = load(ctx);
     const OutputGradients output_grads{grads[0], grads[1]};
-    const Gradients g = backend == Backend::kAlternating
+    const Gradients g = backend == Backend::kFused ? fused::backward(problem, saved, output_grads)
+                        : backend == Backend::kAlternating
                             ? alternating::backward(problem, saved, output_grads)
                             : vanilla::backward(problem, saved, output_grads);
     at::Tensor d_initial_states;  // no gradient for states the caller did not pass
@@ -130,7 +133,8 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
 
 // The backend that runs a case: the requested one, or for `auto` the fastest
 // that supports it. Falling back on a GPU is said once.
-Backend resolve_backend(Backend requested, const Inputs& in) {
+Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
+  const std::string fused_unsupported = fused::unsupported_reason(cell, in);
   const std::string alternating_unsupported = alternating::unsupported_reason(in);
   switch (requested) {
     case Backend::kVanilla: return Backend::kVanilla;
@@ -138,9 +142,15 @@ Backend resolve_backend(Backend requested, const Inputs& in) {
       if (!alternating_unsupported.empty()) throw InputError("flashrnn: " + alternating_unsupported);
       return Backend::kAlternating;
     case Backend::kFused:
-      throw InputError("flashrnn: the fused backend is not built yet; use backend=alternating, vanilla or auto");
+      if (!fused_unsupported.empty()) throw InputError("flashrnn: " + fused_unsupported);
+      return Backend::kFused;
     case Backend::kAuto:
-      if (alternating_unsupported.empty()) return Backend::kAlternating;
+      if (fused_unsupported.empty()) return Backend::kFused;
+      if (alternating_unsupported.empty()) {
+        TORCH_WARN_ONCE("flashrnn: backend=auto runs the alternating backend because ",
+                        fused_unsupported);
+        return Backend::kAlternating;
+      }
       if (in.wx.is_cuda()) {
         TORCH_WARN_ONCE("flashrnn: backend=auto runs the vanilla backend because ",
                         alternating_unsupported);
@@ -155,7 +165,7 @@ Backend resolve_backend(Backend requested, const Inputs& in) {
 Result flashrnn(const at::Tensor& Wx, const at::Tensor& R, const at::Tensor& b,
                 const std::optional<at::Tensor>& initial_states, const Options& options) {
   validate_inputs(Wx, R, b, initial_states, options);
-  const Backend backend = resolve_backend(options.backend, Inputs{Wx, R, b, {}, {}});
+  const Backend backend = resolve_backend(options.backend, options.cell, Inputs{Wx, R, b, {}, {}});
   const variable_list outputs = FlashRnnFunction::apply(
       Wx, R, b, initial_states, options.reset_mask, static_cast<int64_t>(backend),
       static_cast<int64_t>(options.cell), options.gradient_recurrent_cut,

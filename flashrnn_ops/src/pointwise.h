@@ -18,9 +18,11 @@ template <class V>
 struct Slots {
   V* ptr = nullptr;
   int64_t time_stride = 0, batch_stride = 0, slot_stride = 0, head_stride = 0;
+  int64_t first_row = 0;  // batch row stored at ptr (a tile's buffer in shared memory)
 
   FLASHRNN_HD V& at(int64_t t, int64_t b, int k, int64_t n, int64_t d) const {
-    return ptr[t * time_stride + b * batch_stride + k * slot_stride + n * head_stride + d];
+    return ptr[t * time_stride + (b - first_row) * batch_stride + k * slot_stride +
+               n * head_stride + d];
   }
 };
 
@@ -53,6 +55,7 @@ struct ForwardStepParams {
   Slots<S> states_out;   // optional: the user's [S, B, T, N, D] output
   Slots<S> h_gemm;       // optional: [T, B, 1, N, D] the h that step t multiplies with R;
                          // step t writes entry t+1 (s0's h where row b resets at t+1)
+  Slots<T> h_next;       // optional: the same h for the next step, kept on chip (fused)
   T forward_clip = 0;    // > 0: clamp h_t
 };
 
@@ -70,6 +73,7 @@ struct BackwardStepParams {
                             // read, then overwritten with this step's
   Slots<S> d_wx;            // [T, B, Gx, N, D]
   Slots<S> d_rh;            // [T, B, Gx, N, D] gradient of R·h (for the R-side GEMMs)
+  Slots<T> d_rh_next;       // optional: this step's δ(R h) kept on chip (fused)
   Slots<T> d_bias;          // [B, Gb, N, D] accumulated over steps (start at zero)
   Slots<T> d_s0;            // [B, S, N, D]  accumulated over steps (start at zero)
 };
@@ -112,9 +116,10 @@ FLASHRNN_HD void forward_step_element(const ForwardStepParams<T, S>& p, int64_t 
   if (p.states_out.ptr)
     for (int s = 0; s < Cell::kStates; ++s)
       p.states_out.at(t, i.b, s, i.n, i.d) = detail::store<S>(s_next[s]);
-  if (p.h_gemm.ptr && t + 1 < p.extent.steps) {
+  if (t + 1 < p.extent.steps) {
     const T h = p.reset.at(i.b, t + 1) ? p.s0.at(0, i.b, 0, i.n, i.d) : s_next[0];
-    p.h_gemm.at(t + 1, i.b, 0, i.n, i.d) = detail::store<S>(h);
+    if (p.h_gemm.ptr) p.h_gemm.at(t + 1, i.b, 0, i.n, i.d) = detail::store<S>(h);
+    if (p.h_next.ptr) p.h_next.at(0, i.b, 0, i.n, i.d) = h;
   }
 }
 
@@ -170,6 +175,7 @@ FLASHRNN_HD void backward_step_element(const BackwardStepParams<T, S>& p, int64_
   for (int k = 0; k < Cell::kGates; ++k) {
     p.d_wx.at(t, i.b, k, i.n, i.d) = detail::store<S>(dwx[k]);
     p.d_rh.at(t, i.b, k, i.n, i.d) = detail::store<S>(drh[k]);
+    if (p.d_rh_next.ptr) p.d_rh_next.at(0, i.b, k, i.n, i.d) = drh[k];
   }
   for (int k = 0; k < Cell::kBiases; ++k) p.d_bias.at(0, i.b, k, i.n, i.d) += db[k];
   for (int s = 0; s < Cell::kStates; ++s) p.carry.at(0, i.b, s, i.n, i.d) = ds_prev[s];

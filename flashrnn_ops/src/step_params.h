@@ -12,8 +12,8 @@ inline Extent extent_of(const Saved& saved) {  // states [T, B, S, N, D]
   return {s.size(0), s.size(1), s.size(3), s.size(4)};
 }
 
-// wx [B, T, Gx, N, D] and bias [Gb, N, D] in S; rh [N, B, Gx, D] in T.
-// states_out ([S, B, T, N, D] in S) is optional.
+// wx [B, T, Gx, N, D] and bias [Gb, N, D] in S; rh [N, B, Gx, D] in T (undefined
+// when it lives on chip); states_out ([S, B, T, N, D] in S) is optional.
 template <class T, class S>
 ForwardStepParams<T, S> forward_params(const Problem& problem, const Saved& saved,
                                        const at::Tensor& wx, const at::Tensor& bias,
@@ -21,7 +21,7 @@ ForwardStepParams<T, S> forward_params(const Problem& problem, const Saved& save
   ForwardStepParams<T, S> p;
   p.extent = extent_of(saved);
   p.wx = slots<const S>(wx, 1, 0, 2, 3);
-  p.rh = slots<const T>(rh, kBroadcast, 1, 2, 0);
+  if (rh.defined()) p.rh = slots<const T>(rh, kBroadcast, 1, 2, 0);
   p.bias = slots<const S>(bias, kBroadcast, kBroadcast, 0, 1);
   p.s0 = slots<const T>(saved.s0, kBroadcast, 0, 1, 2);
   p.reset = reset_mask_of(saved.reset);

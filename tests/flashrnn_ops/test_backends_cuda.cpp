@@ -88,7 +88,14 @@ TEST_P(BackendsCudaTest, MatchFloat64OverRandomCases) {
       *r = o->detach().to(torch::kDouble).requires_grad_(true);
 
     poison_allocator();
-    const Result got = ours.run();
+    Result got;
+    try {
+      got = ours.run();
+    } catch (const InputError& e) {  // a shape this backend does not take (auto falls back)
+      EXPECT_NE(std::string(e.what()).find("cannot run head dimension"), std::string::npos)
+          << e.what();
+      continue;
+    }
     const Result want = ref.run();
     const torch::Tensor w = torch::randn_like(want.states_all);
     (got.states_all.to(torch::kDouble) * w).sum().backward();
@@ -106,17 +113,14 @@ TEST_P(BackendsCudaTest, MatchFloat64OverRandomCases) {
     }
     ++checked;
   }
-  EXPECT_GE(checked, 200);
+  // Alternating takes every case; fused the head dims 16…256 that divide 256.
+  EXPECT_GE(checked, GetParam() == Backend::kAlternating ? 200 : 100);
 }
 
-INSTANTIATE_TEST_SUITE_P(GpuBackends, BackendsCudaTest, ::testing::Values(Backend::kAlternating),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
-
-TEST(AlternatingCuda, RunsUnderCudaGraphCapture) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+TEST_P(BackendsCudaTest, RunsUnderCudaGraphCapture) {
   torch::manual_seed(61);
   OpInputs in = random_inputs(Cell::kLstm, 5, 33, 3, 32, torch::kBFloat16, true, torch::kCUDA);
-  in.options.backend = Backend::kAlternating;
+  in.options.backend = GetParam();
   const torch::Tensor expected = in.run().states_all.clone();
 
   // Capture the op itself into a graph, change the inputs in place, replay.
@@ -150,6 +154,10 @@ TEST(AlternatingCuda, RepeatedCallsReuseTheGraphWithNewTensors) {
     EXPECT_LT(relative_error(in.run().states_all, ref.run().states_all), 1e-5) << call;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(GpuBackends, BackendsCudaTest,
+                         ::testing::Values(Backend::kAlternating, Backend::kFused),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 }  // namespace
 }  // namespace flashrnn::testing

@@ -77,8 +77,8 @@ const Case kCases[] = {
        in.initial = in.initial.narrow(0, 0, 1);
      },
      "b has shape [3, 2, 3] but expected [4, 2, 3] [G, N, D]: gru has 4 biases"},
-    {"fused_not_built", [](OpInputs& in) { in.options.backend = Backend::kFused; },
-     "the fused backend is not built yet"},
+    {"fused_on_cpu", [](OpInputs& in) { in.options.backend = Backend::kFused; },
+     "the fused backend runs on CUDA tensors only"},
     {"alternating_on_cpu", [](OpInputs& in) { in.options.backend = Backend::kAlternating; },
      "the alternating backend runs on CUDA tensors only"},
 };
