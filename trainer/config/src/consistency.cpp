@@ -63,11 +63,11 @@ void check_task_lengths(const ResolvedConfig& resolved, const std::string& split
   const std::string min_key = "data.task_" + split + "_min_len";
   const std::string max_key = "data.task_" + split + "_max_len";
   if (min_len > max_len)
-    throw resolved.error_at({min_key, max_key}, min_key + " (" + to_string(min_len) +
+    throw resolved.error_at({min_key, max_key, "data.task"}, min_key + " (" + to_string(min_len) +
                                                     ") is greater than " + max_key + " (" +
                                                     to_string(max_len) + ")");
   if (max_len > d.seq_len)
-    throw resolved.error_at({max_key, "data.seq_len"},
+    throw resolved.error_at({max_key, "data.seq_len", "data.task"},
                             max_key + " (" + to_string(max_len) + ") exceeds data.seq_len (" +
                                 to_string(d.seq_len) + "), the context the sequences are padded to");
   const int shortest = data::task_min_length(data::parse_task(d.task));
@@ -138,16 +138,14 @@ void check_parallelism(const ResolvedConfig& resolved) {
   check_batch(resolved, planned_world_size(resolved.config), world);
 }
 
+// WSD: warm-up, a flat phase, then the decay over the last decay_ratio of the
+// steps; the warm-up and the decay must not overlap. (Cosine and constant
+// allow a warm-up longer than the run: short test runs end while warming up.)
 void check_schedule(const ResolvedConfig& resolved) {
   const Config& c = resolved.config;
-  const std::int64_t warmup = c.lr_scheduler.warmup_steps;
-  if (warmup > c.training.steps)
-    throw resolved.error_at({"lr_scheduler.warmup_steps", "training.steps"},
-                            "lr_scheduler.warmup_steps (" + to_string(warmup) +
-                                ") exceeds training.steps (" + to_string(c.training.steps) + ")");
   if (c.lr_scheduler.decay != "wsd") return;
-  const auto decay_steps =
-      static_cast<std::int64_t>(std::ceil(c.lr_scheduler.decay_ratio * c.training.steps));
+  const std::int64_t warmup = c.lr_scheduler.warmup_steps;
+  const std::int64_t decay_steps = wsd_decay_steps(c);
   if (warmup + decay_steps > c.training.steps)
     throw resolved.error_at(
         {"lr_scheduler.warmup_steps", "lr_scheduler.decay_ratio", "training.steps"},
@@ -179,6 +177,10 @@ void check_world_size(const ResolvedConfig& resolved, std::int64_t world_size) {
                                 " but the launcher started " + to_string(world_size) +
                                 " processes; set it to 0 to follow the launcher");
   check_batch(resolved, world_size, "the world size");
+}
+
+std::int64_t wsd_decay_steps(const Config& config) {
+  return std::llround(config.lr_scheduler.decay_ratio * static_cast<double>(config.training.steps));
 }
 
 std::int64_t accumulation_steps(const Config& config, std::int64_t world_size) {

@@ -184,8 +184,7 @@ Schema build_schema() {
            {"min_lr_factor", "lr_min_ratio", "final_lr_ratio", "min_lr"});
 
   SectionBuilder(keys, "training", &Config::training)
-      .key("steps", &TrainingConfig::steps, "optimizer steps to train for",
-           C::int_range(1, std::int64_t{1} << 40),
+      .key("steps", &TrainingConfig::steps, "optimizer steps to train for", at_least_1,
            {"max_steps", "num_steps", "train_steps", "iterations", "total_steps", "iters"})
       .key("local_batch_size", &TrainingConfig::local_batch_size,
            "sequences per process in one forward/backward pass", C::int_range(1, 1 << 24),
@@ -193,7 +192,7 @@ Schema build_schema() {
       .key("global_batch_size", &TrainingConfig::global_batch_size,
            "sequences per optimizer step over all processes (a multiple of local_batch_size x "
            "data-parallel size: gradient accumulation); 0 = no accumulation",
-           C::int_range(0, std::int64_t{1} << 40), {"total_batch_size"})
+           C::at_least(0), {"total_batch_size"})
       .key("grad_clip", &TrainingConfig::grad_clip,
            "clip the global gradient norm to this; 0 = no clipping", C::non_negative(),
            {"max_norm", "clip_grad_norm", "gradient_clipping", "max_grad_norm", "clip"})
@@ -233,8 +232,7 @@ Schema build_schema() {
 
   SectionBuilder(keys, "metrics", &Config::metrics)
       .key("log_every", &MetricsConfig::log_every,
-           "print a progress line and write metrics every this many steps",
-           C::int_range(1, std::int64_t{1} << 40), {"log_freq", "log_interval", "every", "freq"})
+           "print a progress line and write metrics every this many steps", at_least_1, {"log_freq", "log_interval", "every", "freq"})
       .key("jsonl", &MetricsConfig::jsonl,
            "JSON-lines metrics file, relative to job.dump_folder; \"\" = none", C::none(),
            {"jsonl_path", "path", "file", "metrics_file"});

@@ -2,16 +2,38 @@
 
 #include <charconv>
 #include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace flashtrain::config {
 namespace {
 
-// The shortest decimal text that reads back to exactly `x` (std::to_chars).
+// The shortest digits that read back to exactly `x` (std::to_chars), written
+// in plain notation for exponents -5..15 (0.0003, 500000) and in scientific
+// notation beyond (1e-08), where plain would be hard to read.
 std::string shortest_float(double x) {
   char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
-  return std::string(buffer, result.ptr);
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x, std::chars_format::scientific);
+  const std::string scientific(buffer, result.ptr);  // "-1.2345e-04", or "inf"/"nan"
+  const std::size_t e = scientific.find('e');
+  if (e == std::string::npos) return scientific;
+  const int exponent = std::stoi(scientific.substr(e + 1));
+  if (exponent < -5 || exponent > 15) return scientific;
+
+  const bool negative = scientific[0] == '-';
+  std::string digits;  // the significant digits, without sign and point
+  for (std::size_t i = negative ? 1 : 0; i < e; ++i)
+    if (scientific[i] != '.') digits += scientific[i];
+  std::string plain;
+  if (exponent < 0) {
+    plain = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+  } else {
+    const auto integer_digits = static_cast<std::size_t>(exponent) + 1;
+    if (digits.size() < integer_digits) digits.append(integer_digits - digits.size(), '0');
+    plain = digits.substr(0, integer_digits);
+    if (digits.size() > integer_digits) plain += "." + digits.substr(integer_digits);
+  }
+  return (negative ? "-" : "") + plain;
 }
 
 template <class Quote>

@@ -11,7 +11,7 @@ namespace flashtrain::config {
 
 // The cross-key checks (load_config runs them): block list vs n_layers, heads
 // vs dim, batch sizes vs the data-parallel size, task lengths vs seq_len,
-// warm-up vs steps, a data source and a vocabulary size.
+// the wsd phases vs steps, a data source and a vocabulary size.
 void check_consistency(const ResolvedConfig& resolved);
 
 // The data-parallel size the config asks for before launch: parallelism.
@@ -25,6 +25,10 @@ void check_world_size(const ResolvedConfig& resolved, std::int64_t world_size);
 // Micro-batches per optimizer step (gradient accumulation) at `world_size`;
 // 1 when global_batch_size is 0. Assumes check_world_size passed.
 std::int64_t accumulation_steps(const Config& config, std::int64_t world_size);
+
+// Steps of the final decay of the wsd schedule: decay_ratio x training.steps,
+// rounded to the nearest integer.
+std::int64_t wsd_decay_steps(const Config& config);
 
 // The files the config names exist: the tokenizer model, at least one shard
 // per glob, and a resume path other than latest/none (language modelling;

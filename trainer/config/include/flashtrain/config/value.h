@@ -17,12 +17,14 @@ using Value = std::variant<bool, std::int64_t, double, std::string, std::vector<
 // "a boolean", "an integer", "a float", "a string", "a string or an array of strings".
 const char* type_description(ValueType type);
 
-// For messages: 3, 0.0003, 'fused', ['lstm', 'gru'].
+// For messages: 3, 0.0003, 1, 'fused', ['lstm', 'gru'] (floats as in
+// to_toml_literal, without the '.0' of whole numbers).
 std::string format_value(const Value& value);
 
-// As TOML: 3, 0.0003, 1.0, "fused", ["lstm", "gru"]. Floats use the shortest
-// text that reads back to the same double; a one-element list is written as
-// its string (the schema reads both the same way).
+// As TOML: 3, 0.0003, 1.0, 1e-08, "fused", ["lstm", "gru"]. Floats have the
+// fewest digits that read back to the same double (plain notation for
+// exponents -5..15, scientific beyond); a one-element list is written as its
+// string (the schema reads both the same way).
 std::string to_toml_literal(const Value& value);
 
 // A TOML basic string: "..." with \\, \" and control characters escaped.
