@@ -134,23 +134,22 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
 // The backend that runs a case: the requested one, or for `auto` the fastest
 // that supports it. Falling back on a GPU is said once.
 Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
-  const std::string fused_unsupported = fused::unsupported_reason(cell, in);
   const std::string alternating_unsupported = alternating::unsupported_reason(in);
   switch (requested) {
     case Backend::kVanilla: return Backend::kVanilla;
     case Backend::kAlternating:
       if (!alternating_unsupported.empty()) throw InputError("flashrnn: " + alternating_unsupported);
       return Backend::kAlternating;
-    case Backend::kFused:
+    case Backend::kFused: {
+      const std::string fused_unsupported = fused::unsupported_reason(cell, in);
       if (!fused_unsupported.empty()) throw InputError("flashrnn: " + fused_unsupported);
       return Backend::kFused;
+    }
     case Backend::kAuto:
-      if (fused_unsupported.empty()) return Backend::kFused;
-      if (alternating_unsupported.empty()) {
-        TORCH_WARN_ONCE("flashrnn: backend=auto runs the alternating backend because ",
-                        fused_unsupported);
-        return Backend::kAlternating;
-      }
+      // The fused kernels' first (FMA) version is slower than alternating for
+      // head dims >= 32 on an H200 (experiments/results/flashbench_*): auto
+      // takes it once its tensor-core version is faster.
+      if (alternating_unsupported.empty()) return Backend::kAlternating;
       if (in.wx.is_cuda()) {
         TORCH_WARN_ONCE("flashrnn: backend=auto runs the vanilla backend because ",
                         alternating_unsupported);
