@@ -113,9 +113,8 @@ Value parse_value(const KeySpec& key, const Flag& flag) {
 
 bool is_override_flag(std::string_view arg) {
   if (arg.substr(0, 2) != "--") return false;
-  const std::string_view name = arg.substr(2, arg.find('=') == std::string_view::npos
-                                                  ? std::string_view::npos
-                                                  : arg.find('=') - 2);
+  std::string_view name = arg.substr(2);
+  name = name.substr(0, name.find('='));  // the whole rest when there is no '='
   return name.find('.') != std::string_view::npos;
 }
 
