@@ -12,7 +12,7 @@ const at::Tensor& state_entry(const BlockState& state, const std::string& key,
                               const std::vector<int64_t>& expected, std::string_view block) {
   const auto it = state.find(key);
   if (it == state.end() || !it->second.defined()) {
-    throw InputError(std::string(block) + " block: the state has no '" + key +
+    throw InputError(std::string(block) + ": the state has no '" + key +
                      "'; start from initial_state()");
   }
   const at::Tensor& t = it->second;
@@ -21,7 +21,7 @@ const at::Tensor& state_entry(const BlockState& state, const std::string& key,
     fits = expected[i] == -1 || expected[i] == t.size(int64_t(i));
   if (!fits) {
     std::ostringstream message;
-    message << block << " block: state '" << key << "' has shape " << t.sizes()
+    message << block << ": state '" << key << "' has shape " << t.sizes()
             << ", expected [";
     for (size_t i = 0; i < expected.size(); ++i)
       message << (i ? ", " : "") << (expected[i] == -1 ? std::string("*") : std::to_string(expected[i]));

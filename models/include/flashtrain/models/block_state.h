@@ -26,7 +26,8 @@ struct StepOutput {
 };
 
 // state[key], checked: a missing entry or a shape other than `expected` (where
-// an expected size of -1 matches any) is an InputError naming `block` and `key`.
+// an expected size of -1 matches any) is an InputError that starts with `block`
+// (e.g. "lstm block") and names `key`.
 const at::Tensor& state_entry(const BlockState& state, const std::string& key,
                               const std::vector<int64_t>& expected, std::string_view block);
 

@@ -14,6 +14,7 @@ class NormImpl : public torch::nn::Module {
  public:
   NormImpl(int64_t dim, NormKind kind, double eps);
   torch::Tensor forward(const torch::Tensor& x);
+  NormKind kind() const { return kind_; }
 
  private:
   NormKind kind_;

@@ -1,0 +1,267 @@
+// The LM: step-by-step equals full sequence, gradients, parameter names and
+// counts, FLOPs, bad input, and that a tiny model can fit a fixed batch.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "flashtrain/models/errors.h"
+#include "flashtrain/models/language_model.h"
+#include "flashtrain/models/parameter_groups.h"
+#include "model_test_util.h"
+
+namespace flashtrain::models::testing {
+namespace {
+
+// vocab 11, d_model 8, one block of every kind, 2 heads of 4 where there are heads.
+LanguageModelOptions every_kind(bool tie_embeddings) {
+  LanguageModelOptions o;
+  o.vocab_size = 11;
+  o.d_model = 8;
+  o.blocks = {BlockKind::kLstm, BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kTransformer,
+              BlockKind::kGru, BlockKind::kElman};
+  o.tie_embeddings = tie_embeddings;
+  o.block.recurrent.num_heads = 2;
+  o.block.slstm.num_heads = 2;
+  o.block.transformer.num_heads = 2;
+  return o;
+}
+
+torch::Tensor random_tokens(int64_t batch, int64_t steps, int64_t vocab) {
+  return torch::randint(0, vocab, {batch, steps}, torch::kLong);
+}
+
+TEST(LanguageModel, LogitsShape) {
+  LanguageModel model(every_kind(true));
+  const torch::Tensor logits = model(random_tokens(3, 5, 11));
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, 5, 11}));
+  EXPECT_EQ(model(random_tokens(2, 4, 11).to(torch::kInt)).size(1), 4);  // int32 ids too
+}
+
+TEST(LanguageModel, StepByStepEqualsFullSequence) {
+  for (bool tied : {true, false}) {
+    torch::manual_seed(1);
+    LanguageModel model(every_kind(tied));
+    model->to(torch::kDouble);
+    perturb_parameters(*model, 0.2);
+    const int64_t batch = 2, steps = 9;
+    const torch::Tensor tokens = random_tokens(batch, steps, 11);
+    const torch::Tensor full = model(tokens);
+    ModelState state = model->initial_state(batch);
+    ASSERT_EQ(state.size(), 6u);
+    for (int64_t t = 0; t < steps; ++t) {
+      ModelStepOutput step = model->forward_step(tokens.select(1, t), state);
+      EXPECT_LT(max_abs_diff(step.logits, full.select(1, t)), 1e-12) << "tied " << tied << " step " << t;
+      state = std::move(step.state);
+    }
+  }
+}
+
+TEST(LanguageModel, GradientsReachEveryParameter) {
+  for (bool tied : {true, false}) {
+    torch::manual_seed(2);
+    LanguageModel model(every_kind(tied));
+    model->to(torch::kDouble);
+    perturb_parameters(*model, 0.2);
+    const torch::Tensor tokens = random_tokens(2, 7, 11);
+    torch::nn::functional::cross_entropy(model(tokens).flatten(0, 1), tokens.flatten()).backward();
+    for (const auto& item : model->named_parameters()) {
+      ASSERT_TRUE(item.value().grad().defined()) << item.key();
+      EXPECT_GT(item.value().grad().abs().max().item<double>(), 0.0) << item.key();
+    }
+  }
+}
+
+// The checkpoint and export keys. Changing one breaks every saved checkpoint:
+// change this list only together with a conversion.
+TEST(LanguageModel, ParameterNamesAreStable) {
+  const std::vector<std::string> want = {
+      "embedding.weight",
+      "blocks.0.mixer_norm.weight",
+      "blocks.0.mixer.r",
+      "blocks.0.mixer.b",
+      "blocks.0.mixer.wx.weight",
+      "blocks.0.mixer.out_proj.weight",
+      "blocks.0.ffn_norm.weight",
+      "blocks.0.ffn.gate.weight",
+      "blocks.0.ffn.up.weight",
+      "blocks.0.ffn.down.weight",
+      "blocks.1.mixer_norm.weight",
+      "blocks.1.mixer.r",
+      "blocks.1.mixer.b",
+      "blocks.1.mixer.conv.weight",
+      "blocks.1.mixer.conv.bias",
+      "blocks.1.mixer.igate.weight",
+      "blocks.1.mixer.fgate.weight",
+      "blocks.1.mixer.zgate.weight",
+      "blocks.1.mixer.ogate.weight",
+      "blocks.1.mixer.group_norm.weight",
+      "blocks.1.ffn_norm.weight",
+      "blocks.1.ffn.gate.weight",
+      "blocks.1.ffn.up.weight",
+      "blocks.1.ffn.down.weight",
+      "blocks.2.mixer_norm.weight",
+      "blocks.2.mixer.gate_bias",
+      "blocks.2.mixer.in_proj.weight",
+      "blocks.2.mixer.out_proj.weight",
+      "blocks.2.ffn_norm.weight",
+      "blocks.2.ffn.gate.weight",
+      "blocks.2.ffn.up.weight",
+      "blocks.2.ffn.down.weight",
+      "blocks.3.mixer_norm.weight",
+      "blocks.3.mixer.wq.weight",
+      "blocks.3.mixer.wk.weight",
+      "blocks.3.mixer.wv.weight",
+      "blocks.3.mixer.wo.weight",
+      "blocks.3.ffn_norm.weight",
+      "blocks.3.ffn.gate.weight",
+      "blocks.3.ffn.up.weight",
+      "blocks.3.ffn.down.weight",
+      "blocks.4.mixer_norm.weight",
+      "blocks.4.mixer.r",
+      "blocks.4.mixer.b",
+      "blocks.4.mixer.wx.weight",
+      "blocks.4.mixer.out_proj.weight",
+      "blocks.4.ffn_norm.weight",
+      "blocks.4.ffn.gate.weight",
+      "blocks.4.ffn.up.weight",
+      "blocks.4.ffn.down.weight",
+      "blocks.5.mixer_norm.weight",
+      "blocks.5.mixer.r",
+      "blocks.5.mixer.b",
+      "blocks.5.mixer.wx.weight",
+      "blocks.5.mixer.out_proj.weight",
+      "blocks.5.ffn_norm.weight",
+      "blocks.5.ffn.gate.weight",
+      "blocks.5.ffn.up.weight",
+      "blocks.5.ffn.down.weight",
+      "final_norm.weight",
+      "head.weight",
+  };
+  LanguageModel model(every_kind(/*tie_embeddings=*/false));
+  EXPECT_EQ(parameter_names(*model), want);
+  LanguageModel tied(every_kind(/*tie_embeddings=*/true));
+  EXPECT_EQ(parameter_names(*tied), std::vector<std::string>(want.begin(), want.end() - 1));
+}
+
+// d_model 8, 2 heads of D = 4, feed-forwards 64 wide, vocab 11:
+//   lstm      wx 4*2*4*8 + r 4*2*4*4 + b 4*2*4 + out 8*8        = 480
+//   slstm     conv 8*4+8 + gates 4*2*4*4 + r 128 + b 32 + norm 8 = 336
+//   scan      in 3*8*8 + gate_bias 8 + out 8*8                  = 264
+//   attention 4*8*8                                             = 256
+//   gru       wx 3*2*4*8 + r 3*2*4*4 + b 4*2*4 + out 64         = 384
+//   elman     wx 8*8 + r 2*4*4 + b 8 + out 64                   = 168
+//   ffn 6 * 3*8*64 = 9216, norms 6*2*8 + 8 = 104, embedding = head = 88.
+TEST(ParameterGroups, MatchHandCount) {
+  LanguageModel model(every_kind(/*tie_embeddings=*/false));
+  const std::vector<ParameterGroup> groups = count_parameters_by_group(*model);
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"embedding", 88},        {"lstm mixers", 480},   {"slstm mixers", 336},
+      {"linear_scan mixers", 264}, {"transformer mixers", 256}, {"gru mixers", 384},
+      {"elman mixers", 168},    {"feed-forward", 9216}, {"norms", 104},
+      {"head", 88}};
+  ASSERT_EQ(groups.size(), want.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(groups[i].name, want[i].first);
+    EXPECT_EQ(groups[i].count, want[i].second) << want[i].first;
+    total += groups[i].count;
+  }
+  int64_t numel = 0;
+  for (const torch::Tensor& p : model->parameters()) numel += p.numel();
+  EXPECT_EQ(total, numel);
+  EXPECT_EQ(total, 11384);
+
+  const std::string table = format_parameter_counts(groups);
+  EXPECT_NE(table.find("lstm mixers"), std::string::npos) << table;
+  EXPECT_NE(table.find("11,384"), std::string::npos) << table;
+  EXPECT_NE(table.find("11,296"), std::string::npos) << table;  // without the embedding
+
+  // Tied: no head group, and a kind used twice is one group.
+  LanguageModelOptions o = every_kind(true);
+  o.blocks = {BlockKind::kLstm, BlockKind::kLstm};
+  const std::vector<ParameterGroup> tied = count_parameters_by_group(*LanguageModel(o));
+  ASSERT_EQ(tied.size(), 4u);
+  EXPECT_EQ(tied[1].name, "lstm mixers");
+  EXPECT_EQ(tied[1].count, 2 * 480);
+  EXPECT_EQ(tied.back().name, "norms");
+}
+
+TEST(LanguageModel, FlopsAreBlocksPlusHead) {
+  LanguageModel model(every_kind(true));
+  double blocks = 0;
+  for (const ResidualBlock& block : model->blocks()) blocks += block->forward_flops_per_token(64);
+  EXPECT_DOUBLE_EQ(model->forward_flops_per_token(64), blocks + 2.0 * 8 * 11);
+  EXPECT_DOUBLE_EQ(model->training_flops_per_token(64), 3 * model->forward_flops_per_token(64));
+}
+
+TEST(LanguageModel, FinalNormFollowsTheLastBlockUnlessSet) {
+  const auto final_norm_kind = [](const LanguageModelOptions& o) {
+    LanguageModel model(o);
+    return std::dynamic_pointer_cast<NormImpl>(model->named_children()["final_norm"])->kind();
+  };
+  LanguageModelOptions o = every_kind(true);
+  o.blocks = {BlockKind::kLstm, BlockKind::kTransformer};
+  EXPECT_EQ(final_norm_kind(o), NormKind::kRmsNorm);
+  o.blocks = {BlockKind::kTransformer, BlockKind::kLstm};
+  EXPECT_EQ(final_norm_kind(o), NormKind::kLayerNorm);
+  o.final_norm = NormKind::kRmsNorm;
+  EXPECT_EQ(final_norm_kind(o), NormKind::kRmsNorm);
+}
+
+TEST(LanguageModel, RejectsBadOptionsAndInput) {
+  LanguageModelOptions o = every_kind(true);
+  o.vocab_size = 0;
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: vocab_size must be positive, got 0");
+  o = every_kind(true);
+  o.blocks.clear();
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: blocks is empty");
+
+  LanguageModel model(every_kind(true));
+  expect_error<InputError>([&] { model(torch::zeros({2, 3})); },
+                           "tokens must be int64 or int32 [batch, time], got Float [2, 3]");
+  expect_error<InputError>([&] { model(torch::zeros({6}, torch::kLong)); }, "got Long [6]");
+  expect_error<InputError>([&] { model(torch::full({1, 2}, 11, torch::kLong)); },
+                           "token ids must lie in [0, 11), got 11");
+  expect_error<InputError>([&] { model(torch::full({1, 2}, -1, torch::kLong)); }, "got -1");
+  expect_error<InputError>([&] { model->forward_step(torch::zeros({2}, torch::kLong), {}); },
+                           "the state has 0 entries for 6 blocks");
+  expect_error<InputError>(
+      [&] { model->forward_step(torch::zeros({2, 1}, torch::kLong), model->initial_state(2)); },
+      "tokens_t must be int64 or int32 [batch]");
+}
+
+// A tiny LM of mixed blocks memorises one fixed batch: the loss falls from
+// about log(vocab) by a large factor within a few seconds on the CPU.
+TEST(LanguageModel, TinyModelFitsAFixedBatch) {
+  torch::manual_seed(3);
+  LanguageModelOptions o;
+  o.vocab_size = 16;
+  o.d_model = 32;
+  o.blocks = {BlockKind::kLstm, BlockKind::kTransformer};
+  o.block.recurrent.num_heads = 2;
+  o.block.transformer.num_heads = 2;
+  LanguageModel model(o);
+  const torch::Tensor batch = random_tokens(4, 33, o.vocab_size);
+  const torch::Tensor inputs = batch.narrow(1, 0, 32), targets = batch.narrow(1, 1, 32);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-2));
+  const auto start = std::chrono::steady_clock::now();
+  double first = 0, last = 0;
+  for (int step = 0; step < 150; ++step) {
+    const torch::Tensor loss =
+        torch::nn::functional::cross_entropy(model(inputs).flatten(0, 1), targets.flatten());
+    if (step == 0) first = loss.item<double>();
+    last = loss.item<double>();
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NEAR(first, std::log(16.0), 0.3);
+  EXPECT_LT(last, first / 10) << "first " << first << " last " << last;
+  RecordProperty("seconds", std::to_string(seconds));
+  std::printf("fit a fixed batch: loss %.3f -> %.3f in %.1f s\n", first, last, seconds);
+}
+
+}  // namespace
+}  // namespace flashtrain::models::testing
