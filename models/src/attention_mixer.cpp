@@ -1,8 +1,8 @@
 #include "flashtrain/models/attention_mixer.h"
 
-#include <string>
-
 #include <torch/torch.h>
+
+#include <string>
 
 #include "flashtrain/models/errors.h"
 #include "flashtrain/models/rotary.h"
@@ -47,7 +47,8 @@ AttentionMixer::AttentionMixer(const BlockContext& context, const TransformerBlo
   init::by_depth_(wo_->weight, d_model_, context.num_blocks);
 }
 
-std::array<torch::Tensor, 3> AttentionMixer::project(const torch::Tensor& x, int64_t first_position) {
+std::array<torch::Tensor, 3> AttentionMixer::project(const torch::Tensor& x,
+                                                     int64_t first_position) {
   const std::vector<int64_t> heads{x.size(0), x.size(1), num_heads_, head_dim_};
   const torch::Tensor q = apply_rotary(wq_(x).view(heads), first_position, rope_theta_);
   const torch::Tensor k = apply_rotary(wk_(x).view(heads), first_position, rope_theta_);

@@ -7,8 +7,9 @@
 namespace flashtrain::models {
 
 namespace {
-constexpr BlockKind kAllKinds[] = {BlockKind::kLstm,  BlockKind::kGru,        BlockKind::kElman,
-                                   BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kTransformer};
+constexpr BlockKind kAllKinds[] = {BlockKind::kLstm,       BlockKind::kGru,
+                                   BlockKind::kElman,      BlockKind::kSlstm,
+                                   BlockKind::kLinearScan, BlockKind::kTransformer};
 }  // namespace
 
 std::string_view to_string(BlockKind kind) {

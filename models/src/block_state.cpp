@@ -1,8 +1,8 @@
 #include "flashtrain/models/block_state.h"
 
-#include <sstream>
-
 #include <ATen/ATen.h>
+
+#include <sstream>
 
 #include "flashtrain/models/errors.h"
 
@@ -21,10 +21,10 @@ const at::Tensor& state_entry(const BlockState& state, const std::string& key,
     fits = expected[i] == -1 || expected[i] == t.size(int64_t(i));
   if (!fits) {
     std::ostringstream message;
-    message << block << ": state '" << key << "' has shape " << t.sizes()
-            << ", expected [";
+    message << block << ": state '" << key << "' has shape " << t.sizes() << ", expected [";
     for (size_t i = 0; i < expected.size(); ++i)
-      message << (i ? ", " : "") << (expected[i] == -1 ? std::string("*") : std::to_string(expected[i]));
+      message << (i ? ", " : "")
+              << (expected[i] == -1 ? std::string("*") : std::to_string(expected[i]));
     message << "]";
     throw InputError(message.str());
   }

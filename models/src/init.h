@@ -1,10 +1,10 @@
 // Init schemes the blocks share (those of xLSTM; README.md lists who uses which).
 #pragma once
 
-#include <cmath>
-
 #include <torch/nn/init.h>
 #include <torch/torch.h>
+
+#include <cmath>
 
 namespace flashtrain::models::init {
 

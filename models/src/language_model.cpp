@@ -1,9 +1,9 @@
 #include "flashtrain/models/language_model.h"
 
+#include <torch/torch.h>
+
 #include <sstream>
 #include <string>
-
-#include <torch/torch.h>
 
 #include "flashtrain/models/errors.h"
 #include "init.h"
@@ -13,10 +13,13 @@ namespace flashtrain::models {
 namespace {
 
 const LanguageModelOptions& checked(const LanguageModelOptions& o) {
-  if (o.vocab_size < 1) throw OptionsError("model: vocab_size must be positive, got " + std::to_string(o.vocab_size));
-  if (o.d_model < 1) throw OptionsError("model: d_model must be positive, got " + std::to_string(o.d_model));
+  if (o.vocab_size < 1)
+    throw OptionsError("model: vocab_size must be positive, got " + std::to_string(o.vocab_size));
+  if (o.d_model < 1)
+    throw OptionsError("model: d_model must be positive, got " + std::to_string(o.d_model));
   if (o.blocks.empty()) throw OptionsError("model: blocks is empty; list at least one block kind");
-  if (!(o.norm_eps > 0.0)) throw OptionsError("model: norm_eps must be positive, got " + std::to_string(o.norm_eps));
+  if (!(o.norm_eps > 0.0))
+    throw OptionsError("model: norm_eps must be positive, got " + std::to_string(o.norm_eps));
   return o;
 }
 
@@ -25,7 +28,8 @@ void check_tokens(const torch::Tensor& tokens, int64_t dims, int64_t vocab_size,
                                              tokens.scalar_type() == torch::kInt);
   if (!integral || tokens.dim() != dims) {
     std::ostringstream message;
-    message << "model: " << what << " must be int64 or int32 " << (dims == 2 ? "[batch, time]" : "[batch]");
+    message << "model: " << what << " must be int64 or int32 "
+            << (dims == 2 ? "[batch, time]" : "[batch]");
     if (tokens.defined()) message << ", got " << tokens.scalar_type() << " " << tokens.sizes();
     throw InputError(message.str());
   }
@@ -34,8 +38,8 @@ void check_tokens(const torch::Tensor& tokens, int64_t dims, int64_t vocab_size,
   if (tokens.is_cpu() && tokens.numel() > 0) {
     const int64_t low = tokens.min().item<int64_t>(), high = tokens.max().item<int64_t>();
     if (low < 0 || high >= vocab_size) {
-      throw InputError("model: token ids must lie in [0, " + std::to_string(vocab_size) + "), got " +
-                       std::to_string(low < 0 ? low : high));
+      throw InputError("model: token ids must lie in [0, " + std::to_string(vocab_size) +
+                       "), got " + std::to_string(low < 0 ? low : high));
     }
   }
 }
@@ -44,7 +48,8 @@ void check_tokens(const torch::Tensor& tokens, int64_t dims, int64_t vocab_size,
 
 LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(checked(options)) {
   const BlockContext context{options_.d_model, int64_t(options_.blocks.size()), options_.norm_eps};
-  embedding_ = register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.d_model));
+  embedding_ =
+      register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.d_model));
   init::small_(embedding_->weight, options_.d_model);
   block_list_ = register_module("blocks", torch::nn::ModuleList());
   for (BlockKind kind : options_.blocks) {
@@ -52,9 +57,12 @@ LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(ch
     block_list_->push_back(blocks_.back());
   }
   const NormKind final_norm = options_.final_norm.value_or(blocks_.back()->norm_kind());
-  final_norm_ = register_module("final_norm", Norm(options_.d_model, final_norm, options_.norm_eps));
+  final_norm_ =
+      register_module("final_norm", Norm(options_.d_model, final_norm, options_.norm_eps));
   if (!options_.tie_embeddings) {
-    head_ = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(options_.d_model, options_.vocab_size).bias(false)));
+    head_ = register_module(
+        "head", torch::nn::Linear(
+                    torch::nn::LinearOptions(options_.d_model, options_.vocab_size).bias(false)));
     init::small_(head_->weight, options_.d_model);
   }
 }
@@ -72,7 +80,8 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   return logits(h);
 }
 
-ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t, const ModelState& state) {
+ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
+                                                const ModelState& state) {
   check_tokens(tokens_t, 1, options_.vocab_size, "tokens_t");
   if (state.size() != blocks_.size()) {
     throw InputError("model: the state has " + std::to_string(state.size()) + " entries for " +
@@ -92,7 +101,8 @@ ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t, c
 
 ModelState LanguageModelImpl::initial_state(int64_t batch) const {
   ModelState state;
-  for (const ResidualBlock& block : blocks_) state.push_back(block->initial_state(batch, embedding_->weight.options()));
+  for (const ResidualBlock& block : blocks_)
+    state.push_back(block->initial_state(batch, embedding_->weight.options()));
   return state;
 }
 

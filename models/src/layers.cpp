@@ -1,8 +1,8 @@
 // The small layers the blocks are built from: norms, the gated feed-forward,
 // head-wise linear maps, the causal depthwise conv and rotary positions.
-#include <cmath>
-
 #include <torch/torch.h>
+
+#include <cmath>
 
 #include "flashtrain/models/causal_conv.h"
 #include "flashtrain/models/errors.h"
@@ -94,7 +94,8 @@ CausalDepthwiseConvImpl::CausalDepthwiseConvImpl(int64_t channels, int64_t kerne
 
 torch::Tensor CausalDepthwiseConvImpl::forward(const torch::Tensor& x) {
   // Pad K-1 zeros in front so that output t sees inputs t-K+1 .. t only.
-  const torch::Tensor channels_first = torch::constant_pad_nd(x.transpose(1, 2), {kernel_size_ - 1, 0});
+  const torch::Tensor channels_first =
+      torch::constant_pad_nd(x.transpose(1, 2), {kernel_size_ - 1, 0});
   const int64_t stride[] = {1}, padding[] = {0}, dilation[] = {1};
   return at::conv1d(channels_first, weight_, bias_, stride, padding, dilation, /*groups=*/channels_)
       .transpose(1, 2);
@@ -103,7 +104,7 @@ torch::Tensor CausalDepthwiseConvImpl::forward(const torch::Tensor& x) {
 std::pair<torch::Tensor, torch::Tensor> CausalDepthwiseConvImpl::step(const torch::Tensor& x_t,
                                                                       const torch::Tensor& window) {
   const torch::Tensor inputs = torch::cat({window, x_t.unsqueeze(1)}, 1);  // [B, K, C]
-  const torch::Tensor taps = weight_.squeeze(1).t();                        // [K, C]
+  const torch::Tensor taps = weight_.squeeze(1).t();                       // [K, C]
   const torch::Tensor y = (inputs * taps).sum(1) + bias_;
   return {y, inputs.narrow(1, 1, kernel_size_ - 1)};
 }

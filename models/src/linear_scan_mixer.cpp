@@ -1,9 +1,9 @@
 #include "flashtrain/models/linear_scan_mixer.h"
 
+#include <torch/torch.h>
+
 #include <cmath>
 #include <string>
-
-#include <torch/torch.h>
 
 #include "flashtrain/models/errors.h"
 #include "init.h"
@@ -34,7 +34,8 @@ LinearScanMixer::LinearScanMixer(const BlockContext& context, const LinearScanBl
       hidden_dim_(checked_hidden_dim(context.d_model, options)),
       backend_(options.backend) {
   in_proj_ = register_module(
-      "in_proj", torch::nn::Linear(torch::nn::LinearOptions(d_model_, 3 * hidden_dim_).bias(false)));
+      "in_proj",
+      torch::nn::Linear(torch::nn::LinearOptions(d_model_, 3 * hidden_dim_).bias(false)));
   init::small_(in_proj_->weight, d_model_);
   // a = sigmoid(bias) = 1 - 1/tau  <=>  bias = log(tau - 1), tau log-spaced.
   const torch::Tensor timescales = torch::logspace(std::log10(options.min_timescale),
@@ -74,7 +75,8 @@ StepOutput LinearScanMixer::forward_step(const torch::Tensor& x_t, const BlockSt
   return {y, {{"x", scanned.last}}};
 }
 
-BlockState LinearScanMixer::initial_state(int64_t batch, const torch::TensorOptions& options) const {
+BlockState LinearScanMixer::initial_state(int64_t batch,
+                                          const torch::TensorOptions& options) const {
   return {{"x", torch::zeros({batch, hidden_dim_}, options)}};
 }
 

@@ -1,9 +1,9 @@
 #include "flashtrain/models/parameter_groups.h"
 
+#include <torch/torch.h>
+
 #include <cstdio>
 #include <string>
-
-#include <torch/torch.h>
 
 namespace flashtrain::models {
 
@@ -24,7 +24,8 @@ std::string group_of(const std::string& name, const LanguageModelImpl& model) {
   size_t index = 0;
   std::string rest;
   if (split_block_name(name, &index, &rest)) {
-    if (rest.rfind("mixer.", 0) == 0) return std::string(to_string(model.blocks().at(index)->kind())) + " mixers";
+    if (rest.rfind("mixer.", 0) == 0)
+      return std::string(to_string(model.blocks().at(index)->kind())) + " mixers";
     if (rest.rfind("ffn.", 0) == 0) return "feed-forward";
     return "norms";  // mixer_norm, ffn_norm
   }
@@ -72,7 +73,8 @@ std::string format_parameter_counts(const std::vector<ParameterGroup>& groups) {
   std::string table;
   const auto line = [&table](const std::string& name, int64_t count) {
     char buffer[96];
-    std::snprintf(buffer, sizeof buffer, "  %-22s %15s\n", name.c_str(), with_thousands(count).c_str());
+    std::snprintf(buffer, sizeof buffer, "  %-22s %15s\n", name.c_str(),
+                  with_thousands(count).c_str());
     table += buffer;
   };
   for (const ParameterGroup& g : groups) line(g.name, g.count);

@@ -1,12 +1,13 @@
 #include "flashtrain/models/recurrent_mixer.h"
 
+#include <torch/torch.h>
+
 #include <cmath>
 #include <string>
 
-#include <torch/torch.h>
-
 #include "flashtrain/models/errors.h"
 #include "init.h"
+#include "run_cell.h"
 
 namespace flashtrain::models {
 
@@ -16,16 +17,21 @@ namespace {
 // forget gate (i, f, z, o) and GRU's update gate (r, z, n) are both slot 1.
 constexpr int64_t kRetainGateSlot = 1;
 
-std::string block_name(flashrnn::Cell cell) { return std::string(flashrnn::to_string(cell)) + " block"; }
+std::string block_name(flashrnn::Cell cell) {
+  return std::string(flashrnn::to_string(cell)) + " block";
+}
 
 int64_t resolved_head_dim(flashrnn::Cell cell, int64_t d_model, const RecurrentBlockOptions& o) {
   const std::string name = block_name(cell);
-  if (o.num_heads < 1) throw OptionsError(name + ": num_heads must be positive, got " + std::to_string(o.num_heads));
-  if (o.head_dim < 0) throw OptionsError(name + ": head_dim must be positive (or 0 for d_model / num_heads), got " + std::to_string(o.head_dim));
+  if (o.num_heads < 1)
+    throw OptionsError(name + ": num_heads must be positive, got " + std::to_string(o.num_heads));
+  if (o.head_dim < 0)
+    throw OptionsError(name + ": head_dim must be positive (or 0 for d_model / num_heads), got " +
+                       std::to_string(o.head_dim));
   const bool must_divide = o.head_dim == 0 || o.block_diagonal_input;
   if (must_divide && d_model % o.num_heads != 0) {
-    throw OptionsError(name + ": d_model " + std::to_string(d_model) + " is not divisible by num_heads " +
-                       std::to_string(o.num_heads) +
+    throw OptionsError(name + ": d_model " + std::to_string(d_model) +
+                       " is not divisible by num_heads " + std::to_string(o.num_heads) +
                        (o.head_dim == 0 ? " (head_dim 0 means d_model / num_heads)"
                                         : " (block_diagonal_input splits d_model over the heads)"));
   }
@@ -91,19 +97,19 @@ flashrnn::Options RecurrentMixer::op_options() const {
 }
 
 torch::Tensor RecurrentMixer::forward(const torch::Tensor& x) {
-  const flashrnn::Result result = flashrnn::flashrnn(gate_inputs(x), r_, b_, std::nullopt, op_options());
+  const flashrnn::Result result = run_cell(gate_inputs(x), r_, b_, std::nullopt, op_options());
   const torch::Tensor h = result.states_all[0];  // [B, T, N, D]
   return out_proj_(h.flatten(2));
 }
 
 StepOutput RecurrentMixer::forward_step(const torch::Tensor& x_t, const BlockState& state) {
   const int64_t batch = x_t.size(0);
-  const torch::Tensor& states = state_entry(state, "states", {batch, layout_.states, num_heads_, head_dim_},
-                                            block_name(cell_));
+  const torch::Tensor& states = state_entry(
+      state, "states", {batch, layout_.states, num_heads_, head_dim_}, block_name(cell_));
   // The op's state layout is [S, B, 1, N, D]; ours keeps the batch first.
   const torch::Tensor initial = states.transpose(0, 1).unsqueeze(2);
   const flashrnn::Result result =
-      flashrnn::flashrnn(gate_inputs(x_t.unsqueeze(1)), r_, b_, initial, op_options());
+      run_cell(gate_inputs(x_t.unsqueeze(1)), r_, b_, initial, op_options());
   const torch::Tensor last = result.last_states.squeeze(2);  // [S, B, N, D]
   return {out_proj_(last[0].flatten(1)), {{"states", last.transpose(0, 1)}}};
 }

@@ -1,9 +1,9 @@
 #include "flashtrain/models/residual_block.h"
 
+#include <torch/torch.h>
+
 #include <sstream>
 #include <string>
-
-#include <torch/torch.h>
 
 #include "flashtrain/models/attention_mixer.h"
 #include "flashtrain/models/errors.h"
@@ -54,8 +54,10 @@ std::shared_ptr<Mixer> make_mixer(BlockKind kind, const BlockContext& context,
     case BlockKind::kElman:
       return std::make_shared<RecurrentMixer>(flashrnn::Cell::kElman, context, options.recurrent);
     case BlockKind::kSlstm: return std::make_shared<SlstmMixer>(context, options.slstm);
-    case BlockKind::kLinearScan: return std::make_shared<LinearScanMixer>(context, options.linear_scan);
-    case BlockKind::kTransformer: return std::make_shared<AttentionMixer>(context, options.transformer);
+    case BlockKind::kLinearScan:
+      return std::make_shared<LinearScanMixer>(context, options.linear_scan);
+    case BlockKind::kTransformer:
+      return std::make_shared<AttentionMixer>(context, options.transformer);
   }
   throw OptionsError("unknown block kind");
 }
@@ -86,8 +88,8 @@ torch::Tensor ResidualBlockImpl::add_feed_forward(const torch::Tensor& h) {
 
 torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
   if (!x.defined() || x.dim() != 3 || x.size(2) != d_model_ || x.size(1) < 1) {
-    throw InputError(block_name(kind_) + ": x must be [batch, time >= 1, " + std::to_string(d_model_) +
-                     "], got " + shape_of(x));
+    throw InputError(block_name(kind_) + ": x must be [batch, time >= 1, " +
+                     std::to_string(d_model_) + "], got " + shape_of(x));
   }
   return add_feed_forward(x + mixer_->forward(mixer_norm_(x)));
 }
@@ -101,7 +103,8 @@ StepOutput ResidualBlockImpl::forward_step(const torch::Tensor& x_t, const Block
   return {add_feed_forward(x_t + mixed.y), std::move(mixed.state)};
 }
 
-BlockState ResidualBlockImpl::initial_state(int64_t batch, const torch::TensorOptions& options) const {
+BlockState ResidualBlockImpl::initial_state(int64_t batch,
+                                            const torch::TensorOptions& options) const {
   return mixer_->initial_state(batch, options);
 }
 

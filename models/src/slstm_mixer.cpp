@@ -1,12 +1,13 @@
 #include "flashtrain/models/slstm_mixer.h"
 
-#include <string>
-
 #include <torch/torch.h>
+
+#include <string>
 
 #include "flashrnn/flashrnn.h"
 #include "flashtrain/models/errors.h"
 #include "init.h"
+#include "run_cell.h"
 
 namespace flashtrain::models {
 
@@ -53,7 +54,8 @@ SlstmMixer::SlstmMixer(const BlockContext& context, const SlstmBlockOptions& opt
   fgate_ = register_module("fgate", HeadwiseLinear(heads, d, d));
   zgate_ = register_module("zgate", HeadwiseLinear(heads, d, d));
   ogate_ = register_module("ogate", HeadwiseLinear(heads, d, d));
-  for (const HeadwiseLinear& gate : {igate_, fgate_, zgate_, ogate_}) init::small_(gate->weight(), d_model_);
+  for (const HeadwiseLinear& gate : {igate_, fgate_, zgate_, ogate_})
+    init::small_(gate->weight(), d_model_);
   r_ = register_parameter("r", torch::empty({4, heads, d, d}));
   init::uniform_(r_, options.recurrent_init_scale / std::sqrt(double(d)));
   b_ = register_parameter("b", torch::zeros({4, heads, d}));
@@ -64,8 +66,8 @@ SlstmMixer::SlstmMixer(const BlockContext& context, const SlstmBlockOptions& opt
 torch::Tensor SlstmMixer::gate_inputs(const torch::Tensor& x, const torch::Tensor& x_conv) {
   const std::vector<int64_t> shape{x.size(0), x.size(1), num_heads_, head_dim_};
   // i and f see the conv path (local context), z and o the block input itself.
-  return torch::stack({igate_(x_conv).view(shape), fgate_(x_conv).view(shape), zgate_(x).view(shape),
-                       ogate_(x).view(shape)},
+  return torch::stack({igate_(x_conv).view(shape), fgate_(x_conv).view(shape),
+                       zgate_(x).view(shape), ogate_(x).view(shape)},
                       2);
 }
 
@@ -81,13 +83,14 @@ torch::Tensor SlstmMixer::output(const torch::Tensor& h) { return group_norm_(h)
 torch::Tensor SlstmMixer::forward(const torch::Tensor& x) {
   const torch::Tensor x_conv = conv_ ? torch::silu(conv_(x)) : x;
   const flashrnn::Result result =
-      flashrnn::flashrnn(gate_inputs(x, x_conv), r_, b_, std::nullopt, op_options());
+      run_cell(gate_inputs(x, x_conv), r_, b_, std::nullopt, op_options());
   return output(result.states_all[0]);
 }
 
 StepOutput SlstmMixer::forward_step(const torch::Tensor& x_t, const BlockState& state) {
   const int64_t batch = x_t.size(0);
-  const torch::Tensor& states = state_entry(state, "states", {batch, kStates, num_heads_, head_dim_}, kName);
+  const torch::Tensor& states =
+      state_entry(state, "states", {batch, kStates, num_heads_, head_dim_}, kName);
   StepOutput out;
   torch::Tensor x_conv = x_t;
   if (conv_) {
@@ -98,9 +101,8 @@ StepOutput SlstmMixer::forward_step(const torch::Tensor& x_t, const BlockState& 
     out.state["conv_window"] = next_window;
   }
   // The op's state layout is [S, B, 1, N, D]; ours keeps the batch first.
-  const flashrnn::Result result =
-      flashrnn::flashrnn(gate_inputs(x_t.unsqueeze(1), x_conv.unsqueeze(1)), r_, b_,
-                         states.transpose(0, 1).unsqueeze(2), op_options());
+  const flashrnn::Result result = run_cell(gate_inputs(x_t.unsqueeze(1), x_conv.unsqueeze(1)), r_,
+                                           b_, states.transpose(0, 1).unsqueeze(2), op_options());
   const torch::Tensor last = result.last_states.squeeze(2);  // [4, B, N, D]
   out.y = output(last[0]);
   out.state["states"] = last.transpose(0, 1);
@@ -110,7 +112,8 @@ StepOutput SlstmMixer::forward_step(const torch::Tensor& x_t, const BlockState& 
 BlockState SlstmMixer::initial_state(int64_t batch, const torch::TensorOptions& options) const {
   // n = 0 marks the first step for the op (m starts from the first input gate).
   BlockState state{{"states", torch::zeros({batch, kStates, num_heads_, head_dim_}, options)}};
-  if (conv_) state["conv_window"] = torch::zeros({batch, conv_->kernel_size() - 1, d_model_}, options);
+  if (conv_)
+    state["conv_window"] = torch::zeros({batch, conv_->kernel_size() - 1, d_model_}, options);
   return state;
 }
 

@@ -1,11 +1,11 @@
 // Helpers shared by the models tests.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+
+#include <string>
+#include <vector>
 
 #include "flashtrain/models/block_state.h"
 

@@ -70,7 +70,9 @@ TEST(RecurrentMixerLayout, OneDenseGruHeadIsTorchGru) {
     gru->named_parameters()["weight_hh_l0"].copy_(param(mixer, "r").view({3 * hidden, hidden}));
     gru->named_parameters()["bias_ih_l0"].copy_(b.narrow(0, 0, 3 * hidden));
     gru->named_parameters()["bias_hh_l0"].zero_();
-    gru->named_parameters()["bias_hh_l0"].narrow(0, 2 * hidden, hidden).copy_(b.narrow(0, 3 * hidden, hidden));
+    gru->named_parameters()["bias_hh_l0"]
+        .narrow(0, 2 * hidden, hidden)
+        .copy_(b.narrow(0, 3 * hidden, hidden));
   }
   const torch::Tensor x = torch::randn({3, 7, d_model}, f64);
   const torch::Tensor want = torch::linear(std::get<0>(gru(x)), param(mixer, "out_proj.weight"));
@@ -99,7 +101,8 @@ TEST(RecurrentMixerLayout, BlockDiagonalInputIsDenseWithZeroOffHeadBlocks) {
   {
     torch::NoGradGuard no_grad;
     param(dense, "wx.weight").copy_(full.view({gates * heads * d, d_model}));
-    for (const char* name : {"r", "b", "out_proj.weight"}) param(dense, name).copy_(param(diagonal, name));
+    for (const char* name : {"r", "b", "out_proj.weight"})
+      param(dense, name).copy_(param(diagonal, name));
   }
   const torch::Tensor x = torch::randn({2, 5, d_model}, f64);
   EXPECT_LT(max_abs_diff(diagonal.forward(x), dense.forward(x)), 1e-12);
@@ -160,8 +163,8 @@ TEST(AttentionMixerLayout, MatchesExplicitCausalSoftmax) {
   const torch::Tensor future = torch::ones({steps, steps}, torch::kBool).triu(1);
   const torch::Tensor scores = q.matmul(k.transpose(-1, -2)) / std::sqrt(double(hd));
   const torch::Tensor attended = scores.masked_fill(future, -INFINITY).softmax(-1).matmul(v);
-  const torch::Tensor want =
-      torch::linear(attended.transpose(1, 2).reshape({batch, steps, d_model}), param(mixer, "wo.weight"));
+  const torch::Tensor want = torch::linear(
+      attended.transpose(1, 2).reshape({batch, steps, d_model}), param(mixer, "wo.weight"));
   EXPECT_LT(max_abs_diff(mixer.forward(x), want), 1e-12);
 }
 
@@ -183,8 +186,8 @@ TEST(LinearScanMixerLayout, MatchesTheRecurrenceAsALoop) {
     state = a.select(1, t) * state + (1 - a.select(1, t)) * parts[1].select(1, t);
     states.push_back(state);
   }
-  const torch::Tensor want =
-      torch::linear(torch::stack(states, 1) * torch::silu(parts[2]), param(mixer, "out_proj.weight"));
+  const torch::Tensor want = torch::linear(torch::stack(states, 1) * torch::silu(parts[2]),
+                                           param(mixer, "out_proj.weight"));
   EXPECT_LT(max_abs_diff(mixer.forward(x), want), 1e-12);
 }
 
@@ -205,7 +208,8 @@ TEST(InitSchemes, GateBiasesRecurrentMatricesAndProjections) {
   const torch::Tensor r = param(*lstm, "mixer.r");
   EXPECT_LE(r.abs().max().item<double>(), 1.0 / 8.0);  // U(-1/sqrt(D), 1/sqrt(D))
   EXPECT_GT(r.abs().max().item<double>(), 0.9 / 8.0);
-  EXPECT_NEAR(param(*lstm, "mixer.wx.weight").std().item<double>(), std::sqrt(2.0 / (5 * 256)), 2e-3);
+  EXPECT_NEAR(param(*lstm, "mixer.wx.weight").std().item<double>(), std::sqrt(2.0 / (5 * 256)),
+              2e-3);
   EXPECT_NEAR(param(*lstm, "mixer.out_proj.weight").std().item<double>(), 2.0 / (4 * 16), 2e-3);
   EXPECT_NEAR(param(*lstm, "ffn.down.weight").std().item<double>(), 2.0 / (4 * 16), 2e-3);
   EXPECT_TRUE(param(*lstm, "mixer_norm.weight").eq(1).all().item<bool>());

@@ -31,11 +31,14 @@ BlockOptions small_options() {
 
 const Variant kVariants[] = {
     {"lstm", BlockKind::kLstm},
-    {"lstm_block_diagonal", BlockKind::kLstm, [](BlockOptions& o) { o.recurrent.block_diagonal_input = true; }},
+    {"lstm_block_diagonal", BlockKind::kLstm,
+     [](BlockOptions& o) { o.recurrent.block_diagonal_input = true; }},
     {"lstm_head_dim_6", BlockKind::kLstm, [](BlockOptions& o) { o.recurrent.head_dim = 6; }},
-    {"lstm_no_ffn", BlockKind::kLstm, [](BlockOptions& o) { o.recurrent.ffn.projection_factor = 0; }},
+    {"lstm_no_ffn", BlockKind::kLstm,
+     [](BlockOptions& o) { o.recurrent.ffn.projection_factor = 0; }},
     {"gru", BlockKind::kGru},
-    {"gru_block_diagonal", BlockKind::kGru, [](BlockOptions& o) { o.recurrent.block_diagonal_input = true; }},
+    {"gru_block_diagonal", BlockKind::kGru,
+     [](BlockOptions& o) { o.recurrent.block_diagonal_input = true; }},
     {"elman", BlockKind::kElman},
     {"slstm", BlockKind::kSlstm},
     {"slstm_no_conv", BlockKind::kSlstm, [](BlockOptions& o) { o.slstm.conv_kernel = 0; }},
@@ -134,8 +137,9 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, BlockTest, ::testing::ValuesIn(kVariants),
                          [](const auto& info) { return info.param.name; });
 
 // FLOPs by hand for d_model 16, 2 heads (D = 8), feed-forward 4/3 -> 64 wide.
-constexpr BlockKind kAllKinds[] = {BlockKind::kLstm,  BlockKind::kGru,        BlockKind::kElman,
-                                   BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kTransformer};
+constexpr BlockKind kAllKinds[] = {BlockKind::kLstm,       BlockKind::kGru,
+                                   BlockKind::kElman,      BlockKind::kSlstm,
+                                   BlockKind::kLinearScan, BlockKind::kTransformer};
 
 TEST(BlockInput, RejectsMisshapenInputAndState) {
   for (BlockKind kind : kAllKinds) {
@@ -143,18 +147,33 @@ TEST(BlockInput, RejectsMisshapenInputAndState) {
     ResidualBlock block(kind, BlockContext{kDModel, 1}, small_options());
     block->to(torch::kDouble);
     const std::string name = std::string(to_string(kind)) + " block: ";
-    expect_error<InputError>([&] { block(torch::randn({2, 5, kDModel + 1}, torch::kDouble)); },
-                             name + "x must be [batch, time >= 1, 16], got [2, 5, 17]");
-    expect_error<InputError>([&] { block(torch::randn({5, kDModel}, torch::kDouble)); }, "got [5, 16]");
     expect_error<InputError>(
-        [&] { block->forward_step(torch::randn({2, 1, kDModel}, torch::kDouble), {}); },
+        [&] {
+          block(torch::randn({2, 5, kDModel + 1}, torch::kDouble));
+        },
+        name + "x must be [batch, time >= 1, 16], got [2, 5, 17]");
+    expect_error<InputError>(
+        [&] {
+          block(torch::randn({5, kDModel}, torch::kDouble));
+        },
+        "got [5, 16]");
+    expect_error<InputError>(
+        [&] {
+          block->forward_step(torch::randn({2, 1, kDModel}, torch::kDouble), {});
+        },
         name + "x_t must be [batch, 16] (one token), got [2, 1, 16]");
-    expect_error<InputError>([&] { block->forward_step(torch::randn({2, kDModel}, torch::kDouble), {}); },
-                             name + "the state has no");
+    expect_error<InputError>(
+        [&] {
+          block->forward_step(torch::randn({2, kDModel}, torch::kDouble), {});
+        },
+        name + "the state has no");
     // A state made for another batch size.
     const BlockState state = block->initial_state(3, torch::kDouble);
     expect_error<InputError>(
-        [&] { block->forward_step(torch::randn({2, kDModel}, torch::kDouble), state); }, "expected [2, ");
+        [&] {
+          block->forward_step(torch::randn({2, kDModel}, torch::kDouble), state);
+        },
+        "expected [2, ");
   }
 }
 
@@ -185,7 +204,8 @@ TEST(BlockFlops, MatchHandCounts) {
   // Only attention's cost depends on the context.
   for (BlockKind kind : kAllKinds) {
     ResidualBlock block(kind, c, o);
-    const double growth = block->forward_flops_per_token(1024) - block->forward_flops_per_token(128);
+    const double growth =
+        block->forward_flops_per_token(1024) - block->forward_flops_per_token(128);
     EXPECT_DOUBLE_EQ(growth, kind == BlockKind::kTransformer ? 4.0 * 16 * (1024 - 128) : 0.0)
         << to_string(kind);
   }
@@ -216,8 +236,11 @@ TEST(BlockOptionsCheck, NamesTheBadOption) {
   o.slstm.ffn.projection_factor = -1;
   expect_error<OptionsError>([&] { ResidualBlock(BlockKind::kSlstm, c, o); },
                              "ffn.projection_factor must not be negative");
-  expect_error<OptionsError>([&] { ResidualBlock(BlockKind::kElman, BlockContext{0, 1}, o); },
-                             "elman block: d_model must be positive, got 0");
+  expect_error<OptionsError>(
+      [&] {
+        ResidualBlock(BlockKind::kElman, BlockContext{0, 1}, o);
+      },
+      "elman block: d_model must be positive, got 0");
 }
 
 TEST(BlockKindNames, RoundTripAndListChoices) {

@@ -1,5 +1,6 @@
 // The LM: step-by-step equals full sequence, gradients, parameter names and
 // counts, FLOPs, bad input, and that a tiny model can fit a fixed batch.
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -18,8 +19,8 @@ LanguageModelOptions every_kind(bool tie_embeddings) {
   LanguageModelOptions o;
   o.vocab_size = 11;
   o.d_model = 8;
-  o.blocks = {BlockKind::kLstm, BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kTransformer,
-              BlockKind::kGru, BlockKind::kElman};
+  o.blocks = {BlockKind::kLstm,        BlockKind::kSlstm, BlockKind::kLinearScan,
+              BlockKind::kTransformer, BlockKind::kGru,   BlockKind::kElman};
   o.tie_embeddings = tie_embeddings;
   o.block.recurrent.num_heads = 2;
   o.block.slstm.num_heads = 2;
@@ -51,7 +52,8 @@ TEST(LanguageModel, StepByStepEqualsFullSequence) {
     ASSERT_EQ(state.size(), 6u);
     for (int64_t t = 0; t < steps; ++t) {
       ModelStepOutput step = model->forward_step(tokens.select(1, t), state);
-      EXPECT_LT(max_abs_diff(step.logits, full.select(1, t)), 1e-12) << "tied " << tied << " step " << t;
+      EXPECT_LT(max_abs_diff(step.logits, full.select(1, t)), 1e-12)
+          << "tied " << tied << " step " << t;
       state = std::move(step.state);
     }
   }
@@ -155,11 +157,16 @@ TEST(LanguageModel, ParameterNamesAreStable) {
 TEST(ParameterGroups, MatchHandCount) {
   LanguageModel model(every_kind(/*tie_embeddings=*/false));
   const std::vector<ParameterGroup> groups = count_parameters_by_group(*model);
-  const std::vector<std::pair<std::string, int64_t>> want = {
-      {"embedding", 88},        {"lstm mixers", 480},   {"slstm mixers", 336},
-      {"linear_scan mixers", 264}, {"transformer mixers", 256}, {"gru mixers", 384},
-      {"elman mixers", 168},    {"feed-forward", 9216}, {"norms", 104},
-      {"head", 88}};
+  const std::vector<std::pair<std::string, int64_t>> want = {{"embedding", 88},
+                                                             {"lstm mixers", 480},
+                                                             {"slstm mixers", 336},
+                                                             {"linear_scan mixers", 264},
+                                                             {"transformer mixers", 256},
+                                                             {"gru mixers", 384},
+                                                             {"elman mixers", 168},
+                                                             {"feed-forward", 9216},
+                                                             {"norms", 104},
+                                                             {"head", 88}};
   ASSERT_EQ(groups.size(), want.size());
   int64_t total = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -212,23 +219,81 @@ TEST(LanguageModel, FinalNormFollowsTheLastBlockUnlessSet) {
 TEST(LanguageModel, RejectsBadOptionsAndInput) {
   LanguageModelOptions o = every_kind(true);
   o.vocab_size = 0;
-  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: vocab_size must be positive, got 0");
+  expect_error<OptionsError>([&] { LanguageModel{o}; },
+                             "model: vocab_size must be positive, got 0");
   o = every_kind(true);
   o.blocks.clear();
   expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: blocks is empty");
 
   LanguageModel model(every_kind(true));
-  expect_error<InputError>([&] { model(torch::zeros({2, 3})); },
-                           "tokens must be int64 or int32 [batch, time], got Float [2, 3]");
+  expect_error<InputError>(
+      [&] {
+        model(torch::zeros({2, 3}));
+      },
+      "tokens must be int64 or int32 [batch, time], got Float [2, 3]");
   expect_error<InputError>([&] { model(torch::zeros({6}, torch::kLong)); }, "got Long [6]");
-  expect_error<InputError>([&] { model(torch::full({1, 2}, 11, torch::kLong)); },
-                           "token ids must lie in [0, 11), got 11");
+  expect_error<InputError>(
+      [&] {
+        model(torch::full({1, 2}, 11, torch::kLong));
+      },
+      "token ids must lie in [0, 11), got 11");
   expect_error<InputError>([&] { model(torch::full({1, 2}, -1, torch::kLong)); }, "got -1");
   expect_error<InputError>([&] { model->forward_step(torch::zeros({2}, torch::kLong), {}); },
                            "the state has 0 entries for 6 blocks");
   expect_error<InputError>(
-      [&] { model->forward_step(torch::zeros({2, 1}, torch::kLong), model->initial_state(2)); },
+      [&] {
+        model->forward_step(torch::zeros({2, 1}, torch::kLong), model->initial_state(2));
+      },
       "tokens_t must be int64 or int32 [batch]");
+}
+
+// CPU autocast to bfloat16 for as long as it lives (the trainer's mixed
+// precision, on the CPU).
+class Bfloat16Autocast {
+ public:
+  Bfloat16Autocast()
+      : was_enabled_(at::autocast::is_autocast_enabled(at::kCPU)),
+        old_dtype_(at::autocast::get_autocast_dtype(at::kCPU)) {
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+  }
+  ~Bfloat16Autocast() {
+    at::autocast::set_autocast_enabled(at::kCPU, was_enabled_);
+    at::autocast::set_autocast_dtype(at::kCPU, old_dtype_);
+    at::autocast::clear_cache();
+  }
+
+ private:
+  bool was_enabled_;
+  at::ScalarType old_dtype_;
+};
+
+// bf16 autocast over float32 parameters: the recurrent op then sees bf16 Wx
+// next to float32 R and b (autocast does not reach custom ops; the mixers cast).
+// The loss stays near float32's and every parameter gets a float32 gradient.
+TEST(LanguageModel, RunsUnderBfloat16Autocast) {
+  torch::manual_seed(4);
+  LanguageModel model(every_kind(false));
+  const torch::Tensor tokens = random_tokens(2, 8, 11);
+  const auto loss_of = [&] {
+    return torch::nn::functional::cross_entropy(model(tokens).flatten(0, 1).to(torch::kFloat),
+                                                tokens.flatten());
+  };
+  const double float32_loss = loss_of().item<double>();
+  Bfloat16Autocast autocast;
+  const torch::Tensor loss = loss_of();
+  EXPECT_NEAR(loss.item<double>(), float32_loss, 0.05 * float32_loss);
+  loss.backward();
+  for (const auto& item : model->named_parameters()) {
+    const torch::Tensor& grad = item.value().grad();
+    ASSERT_TRUE(grad.defined()) << item.key();
+    EXPECT_EQ(grad.scalar_type(), torch::kFloat) << item.key();
+    EXPECT_TRUE(grad.isfinite().all().item<bool>()) << item.key();
+  }
+  torch::NoGradGuard no_grad;
+  ModelState state = model->initial_state(2);
+  for (int64_t t = 0; t < 3; ++t) state = model->forward_step(tokens.select(1, t), state).state;
+  EXPECT_EQ(state.size(), 6u);
 }
 
 // A tiny LM of mixed blocks memorises one fixed batch: the loss falls from
@@ -256,7 +321,8 @@ TEST(LanguageModel, TinyModelFitsAFixedBatch) {
     loss.backward();
     optimizer.step();
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NEAR(first, std::log(16.0), 0.3);
   EXPECT_LT(last, first / 10) << "first " << first << " last " << last;
   RecordProperty("seconds", std::to_string(seconds));

@@ -2,9 +2,9 @@
 // with rotary positions, through at::scaled_dot_product_attention.
 #pragma once
 
-#include <array>
-
 #include <torch/nn/modules/linear.h>
+
+#include <array>
 
 #include "flashtrain/models/mixer.h"
 #include "flashtrain/models/options.h"

@@ -1,12 +1,12 @@
 // What a block carries from one token to the next when it runs step by step.
 #pragma once
 
+#include <ATen/Tensor.h>
+
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <ATen/Tensor.h>
 
 namespace flashtrain::models {
 

@@ -1,10 +1,10 @@
 // The causal depthwise convolution in front of the sLSTM's i and f gates.
 #pragma once
 
-#include <utility>
-
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
+
+#include <utility>
 
 namespace flashtrain::models {
 

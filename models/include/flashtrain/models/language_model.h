@@ -9,13 +9,13 @@
 //   head.weight             [vocab, d_model]   only when not tied
 #pragma once
 
-#include <vector>
-
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
+
+#include <vector>
 
 #include "flashtrain/models/block_state.h"
 #include "flashtrain/models/norm.h"

@@ -94,8 +94,8 @@ struct BlockContext {
 struct LanguageModelOptions {
   int64_t vocab_size = 0;
   int64_t d_model = 0;
-  std::vector<BlockKind> blocks;  // bottom to top, any mix
-  bool tie_embeddings = true;     // the head reuses embedding.weight
+  std::vector<BlockKind> blocks;       // bottom to top, any mix
+  bool tie_embeddings = true;          // the head reuses embedding.weight
   std::optional<NormKind> final_norm;  // unset: the norm kind of the last block
   double norm_eps = 1e-5;              // every norm of the model
   BlockOptions block;

@@ -2,10 +2,10 @@
 //   h = x + mixer(mixer_norm(x));  y = h + ffn(ffn_norm(h))  (when it has a ffn)
 #pragma once
 
-#include <memory>
-
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
+
+#include <memory>
 
 #include "flashtrain/models/block_kind.h"
 #include "flashtrain/models/block_state.h"
