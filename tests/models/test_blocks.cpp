@@ -2,6 +2,7 @@
 // step-by-step equals full sequence, gradients, FLOPs, bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -174,6 +175,62 @@ TEST(BlockInput, RejectsMisshapenInputAndState) {
           block->forward_step(torch::randn({2, kDModel}, torch::kDouble), state);
         },
         "expected [2, ");
+  }
+}
+
+// On a GPU, with the backends `auto` picks there (fused or alternating, the
+// CUDA scan): the same outputs and gradients as the vanilla backends, and step
+// by step equals the full sequence. float32, head sizes up to 128; skipped
+// without a GPU.
+TEST(BlocksOnCuda, AutoBackendsMatchVanillaAndStepByStep) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no GPU";
+  const BlockContext context{128, 2};
+  const auto cuda = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
+  const auto relative = [](const torch::Tensor& got, const torch::Tensor& want) {
+    return max_abs_diff(got, want) / std::max(want.abs().max().item<double>(), 1e-30);
+  };
+  for (const Variant& variant : kVariants) {
+    SCOPED_TRACE(variant.name);
+    BlockOptions options;
+    options.recurrent.num_heads = options.slstm.num_heads = options.transformer.num_heads = 2;
+    options.linear_scan.hidden_dim = 96;
+    variant.adjust(options);
+    BlockOptions vanilla = options;
+    vanilla.recurrent.backend = vanilla.slstm.backend = flashrnn::Backend::kVanilla;
+    vanilla.linear_scan.backend = flashrnn::ScanBackend::kVanilla;
+    torch::manual_seed(11);
+    ResidualBlock reference(variant.kind, context, vanilla);
+    ResidualBlock block(variant.kind, context, options);
+    perturb_parameters(*reference, 0.05);
+    {
+      torch::NoGradGuard no_grad;
+      const auto from = reference->parameters();
+      const auto to = block->parameters();
+      for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
+    }
+    reference->to(torch::kCUDA);
+    block->to(torch::kCUDA);
+
+    const int64_t batch = 3, steps = 37;
+    const torch::Tensor x = torch::randn({batch, steps, context.d_model}, cuda);
+    const torch::Tensor probe = torch::randn({batch, steps, context.d_model}, cuda);
+    const torch::Tensor want = reference(x), got = block(x);
+    EXPECT_LT(relative(got, want), 1e-4);
+    (want * probe).sum().backward();
+    (got * probe).sum().backward();
+    const auto want_params = reference->named_parameters();
+    for (const auto& item : block->named_parameters())
+      EXPECT_LT(relative(item.value().grad(), want_params[item.key()].grad()), 1e-3) << item.key();
+
+    torch::NoGradGuard no_grad;
+    BlockState state = block->initial_state(batch, cuda);
+    double worst = 0;
+    for (int64_t t = 0; t < steps; ++t) {
+      StepOutput step = block->forward_step(x.select(1, t), state);
+      worst = std::max(worst, relative(step.y, got.select(1, t)));
+      state = std::move(step.state);
+    }
+    EXPECT_LT(worst, 1e-4);
   }
 }
 

@@ -247,53 +247,62 @@ TEST(LanguageModel, RejectsBadOptionsAndInput) {
       "tokens_t must be int64 or int32 [batch]");
 }
 
-// CPU autocast to bfloat16 for as long as it lives (the trainer's mixed
-// precision, on the CPU).
+// Autocast to bfloat16 on one device type for as long as it lives (the
+// trainer's mixed precision).
 class Bfloat16Autocast {
  public:
-  Bfloat16Autocast()
-      : was_enabled_(at::autocast::is_autocast_enabled(at::kCPU)),
-        old_dtype_(at::autocast::get_autocast_dtype(at::kCPU)) {
-    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCPU, true);
+  explicit Bfloat16Autocast(at::DeviceType device)
+      : device_(device),
+        was_enabled_(at::autocast::is_autocast_enabled(device)),
+        old_dtype_(at::autocast::get_autocast_dtype(device)) {
+    at::autocast::set_autocast_dtype(device_, at::kBFloat16);
+    at::autocast::set_autocast_enabled(device_, true);
   }
   ~Bfloat16Autocast() {
-    at::autocast::set_autocast_enabled(at::kCPU, was_enabled_);
-    at::autocast::set_autocast_dtype(at::kCPU, old_dtype_);
+    at::autocast::set_autocast_enabled(device_, was_enabled_);
+    at::autocast::set_autocast_dtype(device_, old_dtype_);
     at::autocast::clear_cache();
   }
 
  private:
+  at::DeviceType device_;
   bool was_enabled_;
   at::ScalarType old_dtype_;
 };
 
-// bf16 autocast over float32 parameters: the recurrent op then sees bf16 Wx
-// next to float32 R and b (autocast does not reach custom ops; the mixers cast).
-// The loss stays near float32's and every parameter gets a float32 gradient.
+// bf16 autocast over float32 parameters, on the CPU and (where present) a GPU:
+// the recurrent op then sees bf16 Wx next to float32 R and b (autocast does not
+// reach custom ops; the mixers cast). The loss stays near float32's, every
+// parameter gets a float32 gradient, and step-by-step mode runs.
 TEST(LanguageModel, RunsUnderBfloat16Autocast) {
-  torch::manual_seed(4);
-  LanguageModel model(every_kind(false));
-  const torch::Tensor tokens = random_tokens(2, 8, 11);
-  const auto loss_of = [&] {
-    return torch::nn::functional::cross_entropy(model(tokens).flatten(0, 1).to(torch::kFloat),
-                                                tokens.flatten());
-  };
-  const double float32_loss = loss_of().item<double>();
-  Bfloat16Autocast autocast;
-  const torch::Tensor loss = loss_of();
-  EXPECT_NEAR(loss.item<double>(), float32_loss, 0.05 * float32_loss);
-  loss.backward();
-  for (const auto& item : model->named_parameters()) {
-    const torch::Tensor& grad = item.value().grad();
-    ASSERT_TRUE(grad.defined()) << item.key();
-    EXPECT_EQ(grad.scalar_type(), torch::kFloat) << item.key();
-    EXPECT_TRUE(grad.isfinite().all().item<bool>()) << item.key();
+  std::vector<at::DeviceType> devices{at::kCPU};
+  if (torch::cuda::is_available()) devices.push_back(at::kCUDA);
+  for (const at::DeviceType device : devices) {
+    SCOPED_TRACE(c10::DeviceTypeName(device));
+    torch::manual_seed(4);
+    LanguageModel model(every_kind(false));
+    model->to(device);
+    const torch::Tensor tokens = random_tokens(2, 8, 11).to(device);
+    const auto loss_of = [&] {
+      return torch::nn::functional::cross_entropy(model(tokens).flatten(0, 1).to(torch::kFloat),
+                                                  tokens.flatten());
+    };
+    const double float32_loss = loss_of().item<double>();
+    Bfloat16Autocast autocast(device);
+    const torch::Tensor loss = loss_of();
+    EXPECT_NEAR(loss.item<double>(), float32_loss, 0.05 * float32_loss);
+    loss.backward();
+    for (const auto& item : model->named_parameters()) {
+      const torch::Tensor& grad = item.value().grad();
+      ASSERT_TRUE(grad.defined()) << item.key();
+      EXPECT_EQ(grad.scalar_type(), torch::kFloat) << item.key();
+      EXPECT_TRUE(grad.isfinite().all().item<bool>()) << item.key();
+    }
+    torch::NoGradGuard no_grad;
+    ModelState state = model->initial_state(2);
+    for (int64_t t = 0; t < 3; ++t) state = model->forward_step(tokens.select(1, t), state).state;
+    EXPECT_EQ(state.size(), 6u);
   }
-  torch::NoGradGuard no_grad;
-  ModelState state = model->initial_state(2);
-  for (int64_t t = 0; t < 3; ++t) state = model->forward_step(tokens.select(1, t), state).state;
-  EXPECT_EQ(state.size(), 6u);
 }
 
 // A tiny LM of mixed blocks memorises one fixed batch: the loss falls from
