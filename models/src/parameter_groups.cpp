@@ -40,7 +40,21 @@ std::string with_thousands(int64_t n) {
   return digits;
 }
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace
+
+bool takes_weight_decay(const std::string& name) {
+  if (name.rfind("embedding.", 0) == 0) return false;
+  if (name.find("norm.") != std::string::npos)
+    return false;  // mixer_norm, ffn_norm, group_norm, final_norm
+  for (const char* bias : {".b", ".bias", ".gate_bias"})
+    if (ends_with(name, bias)) return false;
+  return true;
+}
 
 std::vector<ParameterGroup> count_parameters_by_group(const LanguageModelImpl& model) {
   std::vector<ParameterGroup> groups{{"embedding", 0}};

@@ -194,6 +194,29 @@ TEST(ParameterGroups, MatchHandCount) {
   EXPECT_EQ(tied.back().name, "norms");
 }
 
+// AdamW's split: biases, norm weights and the embedding go undecayed.
+TEST(ParameterGroups, WeightDecaySkipsBiasesNormsAndEmbedding) {
+  LanguageModel model(every_kind(/*tie_embeddings=*/false));
+  std::vector<std::string> undecayed;
+  for (const std::string& name : parameter_names(*model))
+    if (!takes_weight_decay(name)) undecayed.push_back(name);
+  const std::vector<std::string> want = {
+      "embedding.weight",           "blocks.0.mixer_norm.weight",
+      "blocks.0.mixer.b",           "blocks.0.ffn_norm.weight",
+      "blocks.1.mixer_norm.weight", "blocks.1.mixer.b",
+      "blocks.1.mixer.conv.bias",   "blocks.1.mixer.group_norm.weight",
+      "blocks.1.ffn_norm.weight",   "blocks.2.mixer_norm.weight",
+      "blocks.2.mixer.gate_bias",   "blocks.2.ffn_norm.weight",
+      "blocks.3.mixer_norm.weight", "blocks.3.ffn_norm.weight",
+      "blocks.4.mixer_norm.weight", "blocks.4.mixer.b",
+      "blocks.4.ffn_norm.weight",   "blocks.5.mixer_norm.weight",
+      "blocks.5.mixer.b",           "blocks.5.ffn_norm.weight",
+      "final_norm.weight"};
+  EXPECT_EQ(undecayed, want);
+  EXPECT_TRUE(takes_weight_decay("head.weight"));
+  EXPECT_TRUE(takes_weight_decay("blocks.0.mixer.r"));
+}
+
 TEST(LanguageModel, FlopsAreBlocksPlusHead) {
   LanguageModel model(every_kind(true));
   double blocks = 0;

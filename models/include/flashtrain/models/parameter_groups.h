@@ -1,4 +1,5 @@
-// Parameter counts of a language model by group, for the start-up report.
+// Groups of a language model's parameters: counts by group for the start-up
+// report, and the split into weight-decayed and undecayed ones for AdamW.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +25,12 @@ std::vector<ParameterGroup> count_parameters_by_group(const LanguageModelImpl& m
 //   lstm mixers            28,311,552
 //   ...
 std::string format_parameter_counts(const std::vector<ParameterGroup>& groups);
+
+// Whether AdamW's weight decay applies to the parameter called `name` (a key of
+// named_parameters()): to matrices (projections, R, conv weights, an untied
+// head), not to biases ("mixer.b", "conv.bias", "gate_bias"), norm weights or
+// the embedding (tied or not). Decide by name, not by rank: the op's bias b is
+// 3-dimensional.
+bool takes_weight_decay(const std::string& name);
 
 }  // namespace flashtrain::models
