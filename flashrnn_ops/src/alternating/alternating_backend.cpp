@@ -66,15 +66,22 @@ struct Plan {
   std::unique_ptr<CapturedLoop> loop;
 };
 
-using PlanKey = std::tuple<int /*direction*/, int64_t /*stream*/, int /*cell*/, int /*dtype*/,
-                           int64_t, int64_t, int64_t, int64_t, int64_t, bool /*cut*/>;
+// What a captured loop is specific to: device, stream, cell, dtype, shape, cut.
+using PlanKey = std::tuple<int, int64_t, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+
+PlanKey plan_key(c10::Device device, Cell cell, at::ScalarType type, const Extent& x,
+                 int64_t gates, bool cut) {
+  return {device.index(), c10::cuda::getCurrentCUDAStream(device.index()).id(), int(cell),
+          int(type), x.steps, x.batch, x.heads, x.head_dim, gates, cut};
+}
 
 // Runs enqueue(stream, slots, args): replayed from a cached graph, or directly
 // when the caller's stream is itself being captured (graphs do not nest).
+// Each instantiation (forward or backward, per storage type) has its own cache.
 template <class Args, class Enqueue>
 void run_loop(const PlanKey& key, const Args& args, c10::Device device, const Enqueue& enqueue) {
   static std::mutex mutex;
-  static std::map<PlanKey, std::shared_ptr<void>> plans;
+  static std::map<PlanKey, std::unique_ptr<Plan<Args>>> plans;
   const Extent& x = args.step.extent;
   const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
 
@@ -89,20 +96,19 @@ void run_loop(const PlanKey& key, const Args& args, c10::Device device, const En
   std::lock_guard<std::mutex> lock(mutex);
   constexpr size_t kMaxPlans = 64;  // each holds a graph of 2·T nodes
   if (plans.size() >= kMaxPlans && !plans.count(key)) plans.clear();
-  std::shared_ptr<void>& entry = plans[key];
-  if (!entry) {
-    auto plan = std::make_shared<Plan<Args>>(
+  std::unique_ptr<Plan<Args>>& entry = plans[key];
+  if (!entry) {  // cached only once captured: a failed capture leaves no half plan
+    auto plan = std::make_unique<Plan<Args>>(
         Plan<Args>{DeviceMemory<Args>(x, args.operands.entries, device), nullptr});
     const DeviceSlots<Args> slots = plan->memory.slots;
     plan->loop = std::make_unique<CapturedLoop>(
         [&](c10::cuda::CUDAStream side) { enqueue(side, slots, args); }, device.index());
-    entry = plan;
+    entry = std::move(plan);
   }
-  auto& plan = *std::static_pointer_cast<Plan<Args>>(entry);
   Args by_value = args;
-  DeviceSlots<Args> slots = plan.memory.slots;
+  DeviceSlots<Args> slots = entry->memory.slots;
   void* kernel_args[] = {&by_value, &slots};  // the setup kernel's parameters
-  plan.loop->replay(kernel_args, stream.stream());
+  entry->loop->replay(kernel_args, stream.stream());
 }
 
 template <class S>
@@ -148,9 +154,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
       }
     });
   };
-  run_loop(PlanKey{0, c10::cuda::getCurrentCUDAStream().id(), int(cell), int(st), steps, B, N, D, G,
-                   false},
-           args, device, enqueue);
+  run_loop(plan_key(device, cell, st, extent, G, false), args, device, enqueue);
   return {states_all, saved};
 }
 
@@ -200,9 +204,7 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
             "initial-state gradient kernel");
     });
   };
-  run_loop(PlanKey{1, c10::cuda::getCurrentCUDAStream().id(), int(cell), int(saved.wx_type), steps,
-                   B, N, D, G, cut},
-           args, device, enqueue);
+  run_loop(plan_key(device, cell, saved.wx_type, extent, G, cut), args, device, enqueue);
 
   return {b.d_wx, recurrent_weight_gradient(saved, b.d_rh), b.d_bias.sum(0).to(saved.b_type),
           b.d_s0};
