@@ -111,6 +111,7 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
                                                              : vanilla::forward(problem, in);
     save(ctx, chosen, problem, result.saved);
     ctx->saved_data["has_initial_states"] = initial_states.has_value();
+    if (initial_states) ctx->saved_data["initial_type"] = int64_t(initial_states->scalar_type());
     const int64_t steps = wx.size(1);
     at::Tensor last_states = result.states_all.narrow(2, steps - 1, 1).clone();
     return {result.states_all, last_states};
@@ -125,7 +126,8 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
                             : vanilla::backward(problem, saved, output_grads);
     at::Tensor d_initial_states;  // no gradient for states the caller did not pass
     if (ctx->saved_data["has_initial_states"].toBool())
-      d_initial_states = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(saved.wx_type);
+      d_initial_states = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(
+          static_cast<at::ScalarType>(ctx->saved_data["initial_type"].toInt()));
     return {g.d_wx,       g.d_r,        g.d_b,        d_initial_states, at::Tensor(),
             at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),     at::Tensor()};
   }

@@ -47,13 +47,17 @@ void check_shape(const at::Tensor& t, const char* name, const std::vector<int64_
   }
 }
 
+// R, b and the initial states live on Wx's device and take Wx's dtype, or
+// float32 when Wx is half precision (fp32 master weights, fp32 carried states).
 void check_same_device_and_dtype(const at::Tensor& t, const char* name, const at::Tensor& wx) {
   if (t.device() != wx.device())
     fail(name, " is on ", t.device().str(), " but Wx is on ", wx.device().str(),
          "; all tensors must be on one device");
-  if (t.scalar_type() != wx.scalar_type())
+  const bool half_wx = wx.scalar_type() == at::kBFloat16 || wx.scalar_type() == at::kHalf;
+  if (t.scalar_type() != wx.scalar_type() && !(half_wx && t.scalar_type() == at::kFloat))
     fail(name, " has dtype ", t.scalar_type(), " but Wx has dtype ", wx.scalar_type(),
-         "; all tensors must have one dtype");
+         "; R, b and initial_states take Wx's dtype (or float32 when Wx is bfloat16 or "
+         "float16)");
 }
 
 }  // namespace

@@ -54,6 +54,28 @@ TEST_P(ForwardTest, LowerPrecisionInputsStayCloseToFloat64) {
   }
 }
 
+// Half-precision Wx with float32 R, b and initial states (fp32 master weights):
+// computed in float32 from the unrounded parameters; gradients in each dtype.
+TEST_P(ForwardTest, Float32ParametersWithHalfPrecisionInputs) {
+  torch::manual_seed(4);
+  OpInputs mixed = random_inputs(GetParam(), 3, 21, 2, 8, torch::kFloat);
+  mixed.wx = mixed.wx.to(torch::kBFloat16);
+  OpInputs exact = mixed;
+  for (torch::Tensor* t : {&exact.wx, &exact.r, &exact.b, &exact.initial})
+    *t = t->to(torch::kDouble);
+  for (torch::Tensor* t : {&mixed.wx, &mixed.r, &mixed.b, &mixed.initial}) t->requires_grad_(true);
+  const Result got = mixed.run();
+  EXPECT_EQ(got.states_all.scalar_type(), torch::kBFloat16);
+  const int64_t compared = GetParam() == Cell::kSlstm ? 3 : got.states_all.size(0);
+  EXPECT_LT(relative_error(got.states_all.narrow(0, 0, compared),
+                           scalar_reference(exact).narrow(0, 0, compared)),
+            1e-2);
+  got.states_all.select(0, 0).sum().backward();
+  EXPECT_EQ(mixed.wx.grad().scalar_type(), torch::kBFloat16);
+  for (const torch::Tensor* t : {&mixed.r, &mixed.b, &mixed.initial})
+    EXPECT_EQ(t->grad().scalar_type(), torch::kFloat);
+}
+
 TEST_P(ForwardTest, NonContiguousInputsGiveTheSameResult) {
   torch::manual_seed(3);
   const OpInputs in = random_inputs(GetParam(), 3, 5, 2, 4);

@@ -41,7 +41,7 @@ const Case kCases[] = {
     {"r_head_dim", [](OpInputs& in) { in.r = torch::randn({4, 2, 4, 4}, f64); },
      "R has shape [4, 2, 4, 4] but expected [4, 2, 3, 3]"},
     {"r_dtype", [](OpInputs& in) { in.r = in.r.to(torch::kFloat); },
-     "R has dtype Float but Wx has dtype Double; all tensors must have one dtype"},
+     "R has dtype Float but Wx has dtype Double; R, b and initial_states take Wx's dtype"},
     {"r_device", [](OpInputs& in) { in.r = torch::empty(in.r.sizes(), f64.device(torch::kMeta)); },
      "R is on meta but Wx is on cpu; all tensors must be on one device"},
     {"b_rank", [](OpInputs& in) { in.b = in.b.flatten(); },

@@ -120,7 +120,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const at::ScalarType st = in.wx.scalar_type();
   Saved saved = allocate_forward(problem, in, at::kFloat, st);
   const at::Tensor wx = rows_contiguous(in.wx);
-  const at::Tensor bias = in.b.contiguous();
+  const at::Tensor bias = in.b.to(st).contiguous();
   const at::Tensor rh = at::empty({N, B, G, D}, saved.states.options());
   at::Tensor states_all = at::empty({saved.states.size(2), B, steps, N, D}, in.wx.options());
 

@@ -35,7 +35,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const at::ScalarType st = in.wx.scalar_type();
   Saved saved = allocate_forward(problem, in, at::kFloat, st);
   const at::Tensor wx = rows_contiguous(in.wx);
-  const at::Tensor bias = in.b.contiguous();
+  const at::Tensor bias = in.b.to(st).contiguous();
   at::Tensor states_all = at::empty(
       {saved.states.size(2), in.wx.size(0), in.wx.size(1), in.wx.size(3), in.wx.size(4)},
       in.wx.options());
