@@ -1,119 +1,71 @@
-// flashtrain: for now, a demo of the flashrnn op (the trainer replaces it).
+// flashtrain: train recurrent language models from a TOML config.
 //
-// A one-layer LSTM built on flashrnn::flashrnn learns the parity of bit strings,
-// the classic state-tracking task, on short strings and is then asked about
-// strings four times longer than any it saw.
+//   flashtrain --config configs/quickstart.toml [--section.key=value ...]
+//   flashtrain {train|eval|sample|export|tasks|demo} ...   (flashtrain --help)
 //
-//   flashtrain [--steps N] [--device cpu|cuda] [--cell lstm|slstm|gru|elman] [--seed S]
-#include <cstdio>
-#include <cstdlib>
+// This file only parses the command line, loads the config and maps errors
+// to exit statuses; the work is in trainer/src (commands.h).
 #include <iostream>
-#include <string>
 
-#include <torch/torch.h>
-
-#include "flashrnn/flashrnn.h"
+#include "flashtrain/config/config_error.h"
+#include "flashtrain/config/load.h"
+#include "flashtrain/config/consistency.h"
+#include "flashtrain/config/print.h"
+#include "flashtrain/trainer/command_line.h"
+#include "flashtrain/trainer/commands.h"
 
 namespace {
 
-struct DemoConfig {
-  int steps = 400;
-  int batch = 64;
-  int hidden = 64;
-  int min_len = 2, max_len = 16, test_len = 64;
-  std::string device = torch::cuda::is_available() ? "cuda" : "cpu";
-  std::string cell = "lstm";
-  uint64_t seed = 0;
-};
+using namespace flashtrain;
+using trainer::Subcommand;
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "flashtrain: " << problem << "\n"
-            << "usage: flashtrain [--steps N] [--device cpu|cuda] [--cell lstm|slstm|gru|elman]"
-               " [--seed S]\n";
-  std::exit(2);
-}
-
-DemoConfig parse_args(int argc, char** argv) {
-  DemoConfig c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) usage("missing value after " + arg);
-    const std::string value = argv[++i];
-    try {
-      if (arg == "--steps") c.steps = std::stoi(value);
-      else if (arg == "--device") c.device = value;
-      else if (arg == "--cell") c.cell = value;
-      else if (arg == "--seed") c.seed = std::stoull(value);
-      else usage("unknown option " + arg);
-    } catch (const std::logic_error&) {
-      usage("bad value '" + value + "' for " + arg);
-    }
+int run(int argc, char** argv) {
+  const trainer::CommandLine command = trainer::parse_command_line(argc, argv);
+  if (command.subcommand == Subcommand::kHelp) {
+    std::cout << trainer::usage_text();
+    return 0;
   }
-  if (c.device != "cpu" && c.device != "cuda") usage("--device must be cpu or cuda");
-  if (c.device == "cuda" && !torch::cuda::is_available()) usage("--device cuda: no GPU found");
-  if (c.steps < 1) usage("--steps must be positive");
-  return c;
-}
+  if (command.subcommand == Subcommand::kDemo) return trainer::run_demo(command.demo_args);
 
-// One recurrent layer: embedding -> gate projection -> flashrnn -> classifier.
-struct ParityModel : torch::nn::Module {
-  ParityModel(flashrnn::Cell cell, int hidden)
-      : cell(cell), layout(flashrnn::cell_layout(cell)), hidden(hidden) {
-    embed = register_module("embed", torch::nn::Embedding(2, layout.gates * hidden));
-    r = register_parameter("r", torch::randn({layout.gates, 1, hidden, hidden}) / std::sqrt(hidden));
-    b = register_parameter("b", torch::zeros({layout.biases, 1, hidden}));
-    head = register_module("head", torch::nn::Linear(hidden, 2));
+  const config::ResolvedConfig resolved = command.config_path.empty()
+                                              ? config::resolve_defaults(command.overrides)
+                                              : config::load_config(command.config_path, command.overrides);
+  if (command.print_config) {
+    std::cout << config::to_toml(resolved.config);
+    return 0;
   }
-
-  // bits [B, T] -> logits [B, 2] from the last hidden state.
-  torch::Tensor forward(const torch::Tensor& bits) {
-    const int64_t batch = bits.size(0), steps = bits.size(1);
-    auto wx = embed(bits).view({batch, steps, layout.gates, 1, hidden});
-    flashrnn::Options options;
-    options.cell = cell;
-    auto result = flashrnn::flashrnn(wx, r, b, std::nullopt, options);
-    return head(result.last_states[0].view({batch, hidden}));
+  if (command.subcommand == Subcommand::kTasks && resolved.config.data.task.empty())
+    throw resolved.error_at({"data.task"}, "the tasks subcommand trains on a state-tracking task, but data.task "
+                                           "is not set; e.g. --data.task=parity or configs/tasks_parity.toml");
+  config::check_input_files(resolved);
+  switch (command.subcommand) {
+    case Subcommand::kTrain:
+    case Subcommand::kTasks:
+      return trainer::run_train(resolved);
+    case Subcommand::kEval:
+      return trainer::run_eval(resolved, command);
+    case Subcommand::kSample:
+      return trainer::run_sample(resolved, command);
+    case Subcommand::kExport:
+      return trainer::run_export(resolved, command);
+    default:
+      return 1;
   }
-
-  flashrnn::Cell cell;
-  flashrnn::CellLayout layout;
-  int hidden;
-  torch::nn::Embedding embed{nullptr};
-  torch::nn::Linear head{nullptr};
-  torch::Tensor r, b;
-};
-
-double accuracy(ParityModel& model, int length, const torch::Device& device) {
-  torch::NoGradGuard no_grad;
-  auto bits = torch::randint(0, 2, {512, length}, torch::TensorOptions(torch::kLong).device(device));
-  auto label = bits.sum(1).remainder(2);
-  return model.forward(bits).argmax(1).eq(label).to(torch::kFloat).mean().item<double>();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const DemoConfig c = parse_args(argc, argv);
-  torch::manual_seed(c.seed);
-  const torch::Device device(c.device);
-  ParityModel model(flashrnn::parse_cell(c.cell), c.hidden);
-  model.to(device);
-  torch::optim::Adam optimizer(model.parameters(), torch::optim::AdamOptions(3e-3));
-  std::printf("flashtrain demo: %s (1 head x %d) learns parity on %s, lengths %d..%d\n",
-              c.cell.c_str(), c.hidden, c.device.c_str(), c.min_len, c.max_len);
-
-  for (int step = 1; step <= c.steps; ++step) {
-    const int length = c.min_len + int(torch::randint(c.max_len - c.min_len + 1, {1}).item<int64_t>());
-    auto bits = torch::randint(0, 2, {c.batch, length}, torch::TensorOptions(torch::kLong).device(device));
-    auto loss = torch::nn::functional::cross_entropy(model.forward(bits), bits.sum(1).remainder(2));
-    optimizer.zero_grad();
-    loss.backward();
-    torch::nn::utils::clip_grad_norm_(model.parameters(), 1.0);
-    optimizer.step();
-    if (step % 50 == 0 || step == c.steps)
-      std::printf("step %4d  loss %.4f\n", step, loss.item<double>());
+  try {
+    return run(argc, argv);
+  } catch (const flashtrain::trainer::UsageError& e) {
+    std::cerr << "flashtrain: error: " << e.what() << "\n";
+    return flashtrain::config::kConfigErrorExitCode;
+  } catch (const flashtrain::config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return flashtrain::config::kConfigErrorExitCode;
+  } catch (const std::exception& e) {
+    std::cerr << "flashtrain: error: " << e.what() << "\n";
+    return 1;
   }
-  std::printf("accuracy: length %d (trained) %.3f, length %d (4x longer) %.3f\n", c.max_len,
-              accuracy(model, c.max_len, device), c.test_len, accuracy(model, c.test_len, device));
-  return 0;
 }

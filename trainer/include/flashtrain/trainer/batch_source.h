@@ -1,0 +1,45 @@
+// Batches for the loop and for evaluation: next-token windows from token
+// shards, or state-tracking task samples, as int64 tensors on the device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "flashtrain/config/config.h"
+
+namespace flashtrain::trainer {
+
+struct Batch {
+  torch::Tensor inputs;   // [B, T] int64
+  torch::Tensor targets;  // [B, T] int64; data::kIgnoreTarget (-100) where no loss is taken
+  std::int64_t scored_tokens = 0;  // targets that are not ignored (counted on the host)
+};
+
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  virtual Batch next() = 0;
+  // Where the stream stands, for checkpoints; restore() continues exactly
+  // and throws std::runtime_error for a cursor of another stream.
+  virtual nlohmann::json cursor() const = 0;
+  virtual void restore(const nlohmann::json& cursor) = 0;
+  // One line for the start-up report.
+  virtual std::string describe() const = 0;
+};
+
+// Training batches of training.local_batch_size sequences of data.seq_len:
+// the shard loader over data.train_shards (seed training.seed, data.shuffle),
+// or the task generator when data.task is set.
+std::unique_ptr<BatchSource> make_train_batches(const config::Config& config, std::int64_t vocab_size,
+                                                torch::Device device);
+
+// Validation batches, the same ones at every call: data.val_shards in file
+// order, or the task's validation stream and lengths.
+std::unique_ptr<BatchSource> make_validation_batches(const config::Config& config, std::int64_t vocab_size,
+                                                     torch::Device device);
+
+}  // namespace flashtrain::trainer

@@ -1,0 +1,51 @@
+// The flashtrain command line:
+//
+//   flashtrain [train|eval|sample|export|tasks] [--config FILE] [options] [--section.key=value ...]
+//   flashtrain demo [demo options]
+//
+// Parsing only; main.cpp runs the subcommand. Every problem is a UsageError
+// (exit status 2, like a ConfigError).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace flashtrain::trainer {
+
+enum class Subcommand { kTrain, kEval, kSample, kExport, kTasks, kDemo, kHelp };
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CommandLine {
+  Subcommand subcommand = Subcommand::kTrain;
+  std::string config_path;  // "": the defaults
+  bool print_config = false;
+  // Config overrides in command-line order; --resume[=X] becomes --checkpoint.resume=X.
+  std::vector<std::string> overrides;
+  // eval, sample, export: the checkpoint directory ("": the run's newest valid one).
+  std::string checkpoint;
+  // export: the output directory ("": <job.dump_folder>/export/step_<N>).
+  std::string output;
+  // sample
+  std::string prompt;
+  std::int64_t max_new_tokens = 64;
+  double temperature = 0.0;  // 0: greedy
+  std::uint64_t seed = 0;
+  // demo: its own arguments, passed through.
+  std::vector<std::string> demo_args;
+};
+
+// argv[0] is skipped. Throws UsageError.
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+const char* subcommand_name(Subcommand subcommand);
+// The --help text.
+std::string usage_text();
+
+}  // namespace flashtrain::trainer

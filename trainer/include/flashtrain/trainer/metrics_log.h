@@ -1,0 +1,28 @@
+// JSON-lines metrics: one JSON object per line, appended and flushed as it is
+// written, so a crash loses at most the line being written and a resumed run
+// continues the same file. Records carry "kind" ("train", "val", "event").
+#pragma once
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace flashtrain::trainer {
+
+class MetricsLog {
+ public:
+  // An empty path: a log that writes nothing. Creates missing directories;
+  // throws std::runtime_error if the file cannot be opened for appending.
+  explicit MetricsLog(const std::string& path);
+
+  void write(const nlohmann::json& record);
+  bool enabled() const { return out_.is_open(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+}  // namespace flashtrain::trainer

@@ -1,0 +1,145 @@
+#include "flashtrain/trainer/batch_source.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+#include "flashtrain/data/error.h"
+#include "flashtrain/data/loader.h"
+#include "flashtrain/data/tasks.h"
+#include "flashtrain/trainer/task_setup.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+// [rows, columns] int32 on the host -> int64 on `device`.
+torch::Tensor to_device(const std::int32_t* values, std::int64_t rows, std::int64_t columns,
+                        torch::Device device) {
+  const torch::Tensor host = torch::from_blob(const_cast<std::int32_t*>(values), {rows, columns}, torch::kInt32);
+  return host.to(torch::kLong).to(device);
+}
+
+class ShardBatches final : public BatchSource {
+ public:
+  ShardBatches(data::LoaderOptions options, torch::Device device, std::string split)
+      : loader_(std::move(options)), device_(device), split_(std::move(split)) {}
+
+  Batch next() override {
+    const data::TokenBatch tokens = loader_.next();
+    const torch::Tensor window = to_device(tokens.tokens.data(), tokens.batch_size, tokens.window, device_);
+    const std::int64_t T = tokens.window - 1;
+    Batch batch;
+    batch.inputs = window.narrow(1, 0, T).contiguous();
+    batch.targets = window.narrow(1, 1, T).contiguous();
+    batch.scored_tokens = tokens.batch_size * T;  // shards have no padding
+    return batch;
+  }
+
+  nlohmann::json cursor() const override { return {{"kind", "shards"}, {"loader", loader_.cursor()}}; }
+
+  void restore(const nlohmann::json& cursor) override {
+    if (cursor.value("kind", "") != "shards")
+      throw std::runtime_error("the checkpoint's data cursor is not for token shards: " + cursor.dump());
+    try {
+      loader_.restore(cursor.at("loader").get<data::LoaderCursor>());
+    } catch (const data::DataError& e) {
+      throw std::runtime_error(std::string("cannot continue the data stream of the checkpoint: ") + e.what());
+    }
+  }
+
+  std::string describe() const override {
+    const data::LoaderOptions& o = loader_.options();
+    return split_ + ": " + std::to_string(o.shard_paths.size()) + " shard(s), " +
+           std::to_string(loader_.total_windows()) + " windows of " + std::to_string(o.sequence_length) +
+           " tokens, " + std::to_string(loader_.steps_per_epoch()) + " batches of " +
+           std::to_string(o.batch_size) + " per epoch";
+  }
+
+ private:
+  data::ShardLoader loader_;
+  torch::Device device_;
+  std::string split_;
+};
+
+class TaskBatches final : public BatchSource {
+ public:
+  TaskBatches(data::TaskSpec spec, std::uint64_t seed, std::int64_t batch_size, std::int64_t context,
+              bool mask_answer, torch::Device device)
+      : spec_(spec), seed_(seed), batch_size_(batch_size), context_(context), mask_answer_(mask_answer),
+        device_(device) {}
+
+  Batch next() override {
+    const data::TaskBatch t = data::make_task_batch(spec_, seed_, next_index_, batch_size_, context_, mask_answer_);
+    next_index_ += std::uint64_t(batch_size_);
+    Batch batch;
+    batch.inputs = to_device(t.input.data(), t.batch_size, t.context, device_);
+    batch.targets = to_device(t.target.data(), t.batch_size, t.context, device_);
+    for (std::int32_t target : t.target) batch.scored_tokens += target != data::kIgnoreTarget;
+    return batch;
+  }
+
+  nlohmann::json cursor() const override {
+    return {{"kind", "task"}, {"task", std::string(data::to_string(spec_.task))}, {"seed", seed_},
+            {"next_index", next_index_}};
+  }
+
+  void restore(const nlohmann::json& cursor) override {
+    if (cursor.value("kind", "") != "task" || cursor.value("task", "") != data::to_string(spec_.task) ||
+        cursor.value("seed", std::uint64_t(0)) != seed_)
+      throw std::runtime_error("the checkpoint's data cursor " + cursor.dump() + " is not for task " +
+                               std::string(data::to_string(spec_.task)) + " with seed " + std::to_string(seed_));
+    next_index_ = cursor.at("next_index").get<std::uint64_t>();
+  }
+
+  std::string describe() const override {
+    return std::string(data::to_string(spec_.task)) + ": lengths " + std::to_string(spec_.lengths.min_len) + ".." +
+           std::to_string(spec_.lengths.max_len) + " in a context of " + std::to_string(context_) + ", " +
+           std::to_string(batch_size_) + " samples per batch";
+  }
+
+ private:
+  data::TaskSpec spec_;
+  std::uint64_t seed_;
+  std::int64_t batch_size_;
+  std::int64_t context_;
+  bool mask_answer_;
+  torch::Device device_;
+  std::uint64_t next_index_ = 0;
+};
+
+data::LoaderOptions loader_options(const config::Config& c, const std::string& pattern, std::int64_t vocab_size,
+                                   bool shuffle) {
+  data::LoaderOptions o;
+  o.shard_paths = data::find_shards(pattern);
+  o.batch_size = c.training.local_batch_size;
+  o.sequence_length = c.data.seq_len;
+  o.seed = std::uint64_t(c.training.seed);
+  o.shuffle = shuffle;
+  o.vocab_size = vocab_size;
+  return o;
+}
+
+}  // namespace
+
+std::unique_ptr<BatchSource> make_train_batches(const config::Config& c, std::int64_t vocab_size,
+                                                torch::Device device) {
+  if (!c.data.task.empty())
+    return std::make_unique<TaskBatches>(task_spec(c.data, Split::kTrain), task_stream_seed(c, Split::kTrain),
+                                         c.training.local_batch_size, c.data.seq_len, c.data.task_mask_answer,
+                                         device);
+  return std::make_unique<ShardBatches>(loader_options(c, c.data.train_shards, vocab_size, c.data.shuffle), device,
+                                        "train");
+}
+
+std::unique_ptr<BatchSource> make_validation_batches(const config::Config& c, std::int64_t vocab_size,
+                                                     torch::Device device) {
+  if (!c.data.task.empty())
+    return std::make_unique<TaskBatches>(task_spec(c.data, Split::kValidation),
+                                         task_stream_seed(c, Split::kValidation), c.training.local_batch_size,
+                                         c.data.seq_len, c.data.task_mask_answer, device);
+  if (c.data.val_shards.empty()) throw std::runtime_error("data.val_shards is empty: no validation data");
+  return std::make_unique<ShardBatches>(loader_options(c, c.data.val_shards, vocab_size, /*shuffle=*/false), device,
+                                        "validation");
+}
+
+}  // namespace flashtrain::trainer

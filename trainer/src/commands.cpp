@@ -1,0 +1,132 @@
+#include "flashtrain/trainer/commands.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "flashtrain/data/tokenizer.h"
+#include "flashtrain/trainer/batch_source.h"
+#include "flashtrain/trainer/evaluator.h"
+#include "flashtrain/trainer/exporter.h"
+#include "flashtrain/trainer/model_factory.h"
+#include "flashtrain/trainer/sampler.h"
+#include "flashtrain/trainer/stop_signal.h"
+#include "flashtrain/trainer/task_setup.h"
+#include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/training_checkpoint.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+// torch's errors carry a C++ backtrace in what(); users get the message only.
+template <typename Body>
+int without_torch_backtraces(Body body) {
+  try {
+    return body();
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(e.what_without_backtrace());
+  }
+}
+
+struct LoadedModel {
+  models::LanguageModel model{nullptr};
+  CheckpointContents contents;
+  std::filesystem::path checkpoint;
+  torch::Device device{torch::kCPU};
+  std::int64_t vocab_size = 0;
+};
+
+LoadedModel load_trained_model(const config::ResolvedConfig& resolved, const CommandLine& command) {
+  LoadedModel loaded;
+  loaded.device = resolve_device(resolved);
+  loaded.vocab_size = resolve_vocab_size(resolved.config);
+  loaded.model = build_model(resolved, loaded.vocab_size, loaded.device);
+  loaded.checkpoint = choose_checkpoint(resolved.config, command.checkpoint, std::cerr);
+  loaded.contents = load_checkpoint(loaded.checkpoint, resolved.config, *loaded.model, nullptr);
+  return loaded;
+}
+
+}  // namespace
+
+int run_train(const config::ResolvedConfig& resolved) {
+  return without_torch_backtraces([&] {
+    StopSignalHandlers handlers;
+    Trainer trainer(resolved, std::cout);
+    const TrainResult result = trainer.run();
+    switch (result.status) {
+      case TrainStatus::kFinished:
+        return 0;
+      case TrainStatus::kStopped:
+        std::cout << "stopped at step " << result.step
+                  << (result.last_checkpoint.empty() ? "" : "; saved " + result.last_checkpoint.string())
+                  << "; the same command continues from there\n";
+        return result.stop_signal ? 128 + result.stop_signal : 0;
+      case TrainStatus::kNonfinite:
+        return 1;
+    }
+    return 1;
+  });
+}
+
+int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command) {
+  return without_torch_backtraces([&] {
+    const config::Config& c = resolved.config;
+    LoadedModel loaded = load_trained_model(resolved, command);
+    const std::unique_ptr<BatchSource> batches = make_validation_batches(c, loaded.vocab_size, loaded.device);
+    EvalOptions options;
+    options.batches = c.validation.steps;
+    options.bf16 = c.training.mixed_precision == "bf16";
+    if (!c.data.task.empty()) {
+      const data::TaskSpec spec = task_spec(c.data, Split::kValidation);
+      options.num_classes = data::task_vocabulary(spec.task, spec.options).num_classes();
+    }
+    const EvalResult r = evaluate(*loaded.model, *batches, options);
+    std::printf("%s (step %lld): loss %.4f | ppl %.2f | %lld tokens in %lld batches", loaded.checkpoint.c_str(),
+                static_cast<long long>(loaded.contents.progress.step), r.loss, r.perplexity,
+                static_cast<long long>(r.scored_tokens), static_cast<long long>(r.batches));
+    if (r.accuracy)
+      std::printf(" | accuracy %.4f | scaled accuracy %.4f | sequence accuracy %.4f", *r.accuracy,
+                  *r.scaled_accuracy, *r.sequence_accuracy);
+    std::printf("\n");
+    return 0;
+  });
+}
+
+int run_sample(const config::ResolvedConfig& resolved, const CommandLine& command) {
+  return without_torch_backtraces([&] {
+    const config::Config& c = resolved.config;
+    if (!c.data.task.empty() || c.tokenizer.path.empty())
+      throw resolved.error_at({"tokenizer.path", "data.task"},
+                              "sample needs a tokenizer (tokenizer.path) to encode the prompt; task runs have none");
+    const data::Tokenizer tokenizer(c.tokenizer.path);
+    LoadedModel loaded = load_trained_model(resolved, command);
+    std::vector<std::int32_t> prompt = tokenizer.encode(command.prompt);
+    prompt.insert(prompt.begin(), tokenizer.bos_id());  // documents start with bos in the shards
+    SampleOptions options;
+    options.max_new_tokens = command.max_new_tokens;
+    options.temperature = command.temperature;
+    options.seed = command.seed;
+    options.stop_token = tokenizer.eos_id();
+    std::vector<std::int32_t> generated = generate(*loaded.model, prompt, options);
+    if (!generated.empty() && generated.back() == tokenizer.eos_id()) generated.pop_back();
+    std::cout << command.prompt << tokenizer.decode(generated) << std::endl;
+    return 0;
+  });
+}
+
+int run_export(const config::ResolvedConfig& resolved, const CommandLine& command) {
+  return without_torch_backtraces([&] {
+    LoadedModel loaded = load_trained_model(resolved, command);
+    std::filesystem::path output = command.output;
+    if (output.empty())
+      output = std::filesystem::path(resolved.config.job.dump_folder) / "export" /
+               loaded.checkpoint.filename();
+    export_model(resolved.config, *loaded.model, loaded.contents.progress, output);
+    std::cout << "exported " << loaded.checkpoint.string() << " (step " << loaded.contents.progress.step << ") to "
+              << output.string() << "\n";
+    return 0;
+  });
+}
+
+}  // namespace flashtrain::trainer

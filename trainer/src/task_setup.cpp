@@ -1,0 +1,26 @@
+#include "flashtrain/trainer/task_setup.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace flashtrain::trainer {
+
+data::TaskSpec task_spec(const config::DataConfig& d, Split split) {
+  if (d.task.empty()) throw std::invalid_argument("task_spec: data.task is not set");
+  data::TaskSpec spec;
+  spec.task = data::parse_task(d.task);
+  spec.options.max_length = int(std::max(d.task_train_max_len, d.task_val_max_len));
+  spec.options.majority_alphabet = int(d.task_majority_alphabet);
+  spec.options.brackets_multiplication = d.task_brackets_multiplication;
+  if (split == Split::kTrain) spec.lengths = {int(d.task_train_min_len), int(d.task_train_max_len)};
+  else spec.lengths = {int(d.task_val_min_len), int(d.task_val_max_len)};
+  return spec;
+}
+
+std::uint64_t task_stream_seed(const config::Config& config, Split split) {
+  const auto seed = std::uint64_t(config.training.seed);
+  // Any fixed odd constant works; this one (2^64 / golden ratio) spreads bits.
+  return split == Split::kTrain ? seed : seed ^ 0x9e3779b97f4a7c15ULL;
+}
+
+}  // namespace flashtrain::trainer

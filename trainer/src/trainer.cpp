@@ -1,0 +1,393 @@
+#include "flashtrain/trainer/trainer.h"
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "autocast_scope.h"
+#include "flashrnn/tune/device_query.h"
+#include "flashtrain/config/consistency.h"
+#include "flashtrain/config/print.h"
+#include "flashtrain/data/tasks.h"
+#include "flashtrain/models/parameter_groups.h"
+#include "flashtrain/trainer/batch_source.h"
+#include "flashtrain/trainer/checkpoint_folder.h"
+#include "flashtrain/trainer/lr_schedule.h"
+#include "flashtrain/trainer/metrics_log.h"
+#include "flashtrain/trainer/model_factory.h"
+#include "flashtrain/trainer/nonfinite_guard.h"
+#include "flashtrain/trainer/optimizer.h"
+#include "flashtrain/trainer/peak_flops.h"
+#include "flashtrain/trainer/progress.h"
+#include "flashtrain/trainer/staged_directory.h"
+#include "flashtrain/trainer/stop_signal.h"
+#include "flashtrain/trainer/task_setup.h"
+#include "flashtrain/trainer/training_checkpoint.h"
+
+namespace flashtrain::trainer {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string metrics_path(const config::Config& c) {
+  return c.metrics.jsonl.empty() ? "" : (fs::path(c.job.dump_folder) / c.metrics.jsonl).string();
+}
+
+// Peak FLOP/s for MFU: known GPUs only (a CPU has no meaningful entry).
+std::optional<double> device_peak(torch::Device device, bool bf16, std::string* name) {
+  if (!device.is_cuda()) return std::nullopt;
+  try {
+    *name = flashrnn::tune::query_cuda_device(device.has_index() ? device.index() : 0).name;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return peak_flops_per_second(*name, bf16);
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  Impl(const config::ResolvedConfig& r, std::ostream& out)
+      : resolved(r), config(resolved.config), log(out), guard(config.training.max_nonfinite_steps),
+        schedule(config), folder(checkpoint_folder_path(config)), metrics(metrics_path(config)) {}
+
+  void build();
+  void resume();
+  void report_start();
+  StepReport train_step();
+  EvalResult validate();
+  fs::path save();
+  void log_progress(const StepReport& report);
+
+  config::ResolvedConfig resolved;
+  const config::Config& config;
+  std::ostream& log;
+
+  torch::Device device{torch::kCPU};
+  bool bf16 = false;
+  std::int64_t vocab_size = 0;
+  int num_classes = 0;  // tasks: answer classes, for accuracy
+  std::int64_t accumulation = 1;
+  std::int64_t tokens_per_step = 0;
+  double flops_per_token = 0.0;
+  std::optional<double> peak_flops;
+  std::string device_name;
+
+  models::LanguageModel model{nullptr};
+  std::vector<torch::Tensor> parameters;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::unique_ptr<BatchSource> batches;
+  NonfiniteGuard guard;
+  LrSchedule schedule;
+  CheckpointFolder folder;
+  MetricsLog metrics;
+  TrainingProgress progress;
+
+  std::function<void(const StepReport&)> callback;
+  std::atomic<bool> stop_requested{false};
+  std::int64_t last_saved_step = -1;
+  std::int64_t last_validated_step = -1;
+  fs::path last_checkpoint;
+
+  // Steps and seconds spent in them since the last progress line (validation
+  // and saves excluded), for tokens/s and the ETA.
+  double window_seconds = 0.0;
+  std::int64_t window_steps = 0;
+  Clock::time_point run_start;
+};
+
+void Trainer::Impl::build() {
+  if (config.parallelism.nproc > 1)
+    throw resolved.error_at({"parallelism.nproc"}, "parallelism.nproc = " + std::to_string(config.parallelism.nproc) +
+                                                       ": multi-process training is not implemented yet; set 1");
+  config::check_world_size(resolved, 1);
+  accumulation = config::accumulation_steps(config, 1);
+  device = resolve_device(resolved);
+  bf16 = config.training.mixed_precision == "bf16";
+  if (config.debug.deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+  if (config.debug.anomaly_detection) torch::autograd::AnomalyMode::set_enabled(true);
+
+  vocab_size = resolve_vocab_size(config);
+  if (!config.data.task.empty()) {
+    const data::TaskSpec spec = task_spec(config.data, Split::kTrain);
+    num_classes = data::task_vocabulary(spec.task, spec.options).num_classes();
+  }
+  model = build_model(resolved, vocab_size, device);
+  model->train();
+  parameters = model->parameters();
+  optimizer = make_adamw(*model, config.optimizer);
+  batches = make_train_batches(config, vocab_size, device);
+  tokens_per_step = accumulation * config.training.local_batch_size * config.data.seq_len;
+  flops_per_token = model->training_flops_per_token(config.data.seq_len);
+  peak_flops = device_peak(device, bf16, &device_name);
+}
+
+void Trainer::Impl::resume() {
+  const std::string& resume = config.checkpoint.resume;
+  std::optional<fs::path> source;
+  if (resume == "latest") {
+    for (const fs::path& removed : folder.remove_stale_staging())
+      log << "removed " << removed.string() << " (left by an interrupted save)\n";
+    std::vector<std::string> skipped;
+    if (const auto latest = folder.latest_valid(&skipped)) source = latest->path;
+    for (const std::string& line : skipped) log << line << "\n";
+  } else if (resume != "none") {
+    source = fs::path(resume);
+  }
+  if (!source) {
+    const auto existing = folder.complete();
+    if (config.checkpoint.enable && !existing.empty())
+      throw std::runtime_error("checkpoint.resume is none, but " + folder.path().string() +
+                               " holds checkpoints of an earlier run (newest: " +
+                               existing.back().path.filename().string() +
+                               "); resume them (checkpoint.resume = latest), move them away, or set another "
+                               "job.dump_folder");
+    log << "starting from scratch (no checkpoint in " << folder.path().string() << ")\n";
+    return;
+  }
+  const CheckpointContents contents = load_checkpoint(*source, config, *model, optimizer.get());
+  progress = contents.progress;
+  batches->restore(progress.data_cursor);
+  guard.restore(progress.nonfinite_in_row, progress.nonfinite_total);
+  last_saved_step = progress.step;
+  log << "resumed from " << source->string() << " at step " << progress.step << " (" << progress.tokens_seen
+      << " tokens seen)\n";
+  for (const std::string& change : config_changes(contents.config, config))
+    log << "  config changed since that checkpoint: " << change << "\n";
+  if (config.checkpoint.enable) {
+    for (const CheckpointEntry& entry : folder.complete())
+      if (entry.step > progress.step)
+        throw std::runtime_error("resuming " + source->string() + " at step " + std::to_string(progress.step) +
+                                 " would mix its run with the newer checkpoint " + entry.path.string() +
+                                 "; resume that one, or set another job.dump_folder");
+  }
+}
+
+void Trainer::Impl::report_start() {
+  std::ostringstream kinds;
+  for (std::int64_t i = 0; i < config.model.n_layers; ++i) kinds << (i ? "," : "") << config.model.layer_kind(i);
+  log << "flashtrain: " << config.job.name << " (config " << config::config_hash(config) << ")\n"
+      << "device: " << device.str() << (device_name.empty() ? "" : " (" + device_name + ")")
+      << (device.is_cpu() ? " with " + std::to_string(at::get_num_threads()) + " threads" : "")
+      << ", precision " << config.training.mixed_precision << "\n"
+      << "model: " << kinds.str() << ", dim " << config.model.dim << ", vocab " << vocab_size << ", "
+      << format_rate(flops_per_token).c_str() << " training FLOPs/token\n"
+      << models::format_parameter_counts(models::count_parameters_by_group(*model)) << "data: "
+      << batches->describe() << "\n"
+      << "batch: " << config.training.local_batch_size << " x " << config.data.seq_len << " tokens x "
+      << accumulation << " accumulation = " << tokens_per_step << " tokens per step; " << config.training.steps
+      << " steps\n";
+  if (metrics.enabled()) log << "metrics: " << metrics.path() << "\n";
+}
+
+StepReport Trainer::Impl::train_step() {
+  StepReport report;
+  report.step = progress.step + 1;
+  report.lr = schedule.at(report.step);
+  set_learning_rate(*optimizer, report.lr);
+  optimizer->zero_grad(/*set_to_none=*/true);
+
+  // The whole global batch first: its scored tokens normalise every micro-batch's loss.
+  std::vector<Batch> micro_batches;
+  std::int64_t scored = 0;
+  for (std::int64_t i = 0; i < accumulation; ++i) {
+    micro_batches.push_back(batches->next());
+    scored += micro_batches.back().scored_tokens;
+  }
+  const auto cross_entropy_sum = torch::nn::functional::CrossEntropyFuncOptions()
+                                     .reduction(torch::kSum)
+                                     .ignore_index(data::kIgnoreTarget);
+  torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(device));
+  for (const Batch& batch : micro_batches) {
+    torch::Tensor logits;
+    {
+      AutocastScope autocast(device.type(), bf16);
+      logits = model->forward(batch.inputs);
+    }
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(
+        logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), batch.targets.reshape(-1), cross_entropy_sum);
+    (loss / double(std::max<std::int64_t>(scored, 1))).backward();
+    loss_sum += loss.detach().to(torch::kDouble);
+  }
+  report.loss = scored > 0 ? loss_sum.item<double>() / double(scored) : std::nan("");
+  report.grad_norm = clip_grad_norm(parameters, config.training.grad_clip);
+  const bool finite = std::isfinite(report.loss) && std::isfinite(report.grad_norm);
+  if (guard.record(finite)) {
+    optimizer->step();
+  } else {
+    report.skipped = true;
+    optimizer->zero_grad(/*set_to_none=*/true);
+  }
+  progress.step = report.step;
+  progress.tokens_seen += tokens_per_step;
+  report.tokens_seen = progress.tokens_seen;
+  return report;
+}
+
+void Trainer::Impl::log_progress(const StepReport& r) {
+  const double tokens_per_second = double(window_steps * tokens_per_step) / std::max(window_seconds, 1e-9);
+  ProgressLine line;
+  line.step = r.step;
+  line.total_steps = config.training.steps;
+  line.loss = r.loss;
+  line.lr = r.lr;
+  line.grad_norm = r.grad_norm;
+  line.tokens_per_second = tokens_per_second;
+  line.eta_seconds = double(config.training.steps - r.step) * window_seconds / double(std::max<std::int64_t>(window_steps, 1));
+  if (peak_flops) line.mfu = flops_per_token * tokens_per_second / *peak_flops;
+  line.skipped_steps = guard.total();
+  log << format_progress_line(line) << std::endl;
+
+  nlohmann::json record = {{"kind", "train"},         {"step", r.step},
+                           {"loss", r.loss},          {"lr", r.lr},
+                           {"grad_norm", r.grad_norm}, {"tokens_seen", r.tokens_seen},
+                           {"tokens_per_second", tokens_per_second},
+                           {"elapsed_seconds", seconds_since(run_start)},
+                           {"skipped_steps", guard.total()}};
+  if (line.mfu) record["mfu"] = *line.mfu;
+  metrics.write(record);
+  window_seconds = 0.0;
+  window_steps = 0;
+}
+
+EvalResult Trainer::Impl::validate() {
+  const auto start = Clock::now();
+  const std::unique_ptr<BatchSource> validation = make_validation_batches(config, vocab_size, device);
+  EvalOptions options;
+  options.batches = config.validation.steps;
+  options.bf16 = bf16;
+  options.num_classes = num_classes;
+  const EvalResult result = evaluate(*model, *validation, options);
+  last_validated_step = progress.step;
+
+  char text[256];
+  std::snprintf(text, sizeof text, "validation at step %lld: loss %.4f | ppl %.2f",
+                static_cast<long long>(progress.step), result.loss, result.perplexity);
+  std::string line = text;
+  nlohmann::json record = {{"kind", "val"}, {"step", progress.step}, {"loss", result.loss},
+                           {"perplexity", result.perplexity}, {"scored_tokens", result.scored_tokens}};
+  if (result.accuracy) {
+    std::snprintf(text, sizeof text, " | accuracy %.4f | scaled accuracy %.4f", *result.accuracy,
+                  *result.scaled_accuracy);
+    line += text;
+    record["accuracy"] = *result.accuracy;
+    record["scaled_accuracy"] = *result.scaled_accuracy;
+    record["sequence_accuracy"] = *result.sequence_accuracy;
+  }
+  std::snprintf(text, sizeof text, " (%.1f s)", seconds_since(start));
+  log << line << text << std::endl;
+  metrics.write(record);
+  return result;
+}
+
+fs::path Trainer::Impl::save() {
+  const auto start = Clock::now();
+  const fs::path directory = folder.path_for_step(progress.step);
+  std::error_code error;
+  if (fs::exists(directory, error)) {
+    if (fs::exists(directory / kManifestFile, error))
+      throw std::runtime_error(directory.string() + " already exists; not replacing a saved checkpoint");
+    // A step_N without a manifest was never finished; keep it, out of the way.
+    fs::path aside;
+    for (int k = 0; fs::exists(aside = fs::path(directory.string() + ".incomplete-" + std::to_string(k)), error); ++k) {}
+    fs::rename(directory, aside);
+    log << "moved the unfinished " << directory.string() << " to " << aside.string() << "\n";
+  }
+  progress.data_cursor = batches->cursor();
+  progress.nonfinite_in_row = guard.in_row();
+  progress.nonfinite_total = guard.total();
+  save_checkpoint(directory, progress, *model, *optimizer, config);
+  last_saved_step = progress.step;
+  last_checkpoint = directory;
+  char text[64];
+  std::snprintf(text, sizeof text, " (%.1f s)", seconds_since(start));
+  log << "checkpoint: " << directory.string() << text << "\n";
+  for (const fs::path& removed : folder.prune(config.checkpoint.keep_last))
+    log << "removed " << removed.string() << " (checkpoint.keep_last = " << config.checkpoint.keep_last << ")\n";
+  metrics.write({{"kind", "event"}, {"event", "checkpoint"}, {"step", progress.step}, {"path", directory.string()}});
+  return directory;
+}
+
+Trainer::Trainer(const config::ResolvedConfig& resolved, std::ostream& log)
+    : impl_(std::make_unique<Impl>(resolved, log)) {
+  impl_->build();
+  impl_->report_start();
+  impl_->resume();
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_step_callback(std::function<void(const StepReport&)> callback) {
+  impl_->callback = std::move(callback);
+}
+
+void Trainer::request_stop() { impl_->stop_requested = true; }
+
+models::LanguageModelImpl& Trainer::model() { return *impl_->model; }
+
+std::int64_t Trainer::step() const { return impl_->progress.step; }
+
+TrainResult Trainer::run() {
+  Impl& s = *impl_;
+  const config::Config& c = s.config;
+  TrainResult result;
+  s.run_start = Clock::now();
+  if (s.progress.step >= c.training.steps)
+    s.log << "nothing to train: at step " << s.progress.step << " of training.steps = " << c.training.steps << "\n";
+  if (s.progress.step == 0) s.metrics.write({{"kind", "event"}, {"event", "start"}, {"config_hash", config::config_hash(c)}});
+  else s.metrics.write({{"kind", "event"}, {"event", "resume"}, {"step", s.progress.step}});
+
+  while (s.progress.step < c.training.steps) {
+    const int signal = stop_signal_received();
+    if (signal != 0 || s.stop_requested) {
+      s.log << (signal ? "received signal " + std::to_string(signal) : std::string("stop requested"))
+            << " at step " << s.progress.step << "; saving a checkpoint\n";
+      result.status = TrainStatus::kStopped;
+      result.stop_signal = signal;
+      if (c.checkpoint.enable && s.last_saved_step != s.progress.step) s.save();
+      break;
+    }
+    const auto step_start = Clock::now();
+    const StepReport report = s.train_step();
+    s.window_seconds += seconds_since(step_start);
+    ++s.window_steps;
+    if (report.skipped)
+      s.log << "step " << report.step << ": non-finite loss (" << report.loss << ") or gradient norm ("
+            << report.grad_norm << "); update skipped (" << s.guard.in_row() << " in a row, stop at "
+            << s.guard.max_in_row() << ")" << std::endl;
+    if (s.callback) s.callback(report);
+    if (report.step % c.metrics.log_every == 0 || report.step == 1 || report.step == c.training.steps)
+      s.log_progress(report);
+    if (s.guard.exhausted()) {
+      s.log << "stopping: " << s.guard.in_row() << " steps in a row had a non-finite loss or gradient "
+            << "(training.max_nonfinite_steps = " << s.guard.max_in_row() << "); no checkpoint written\n";
+      result.status = TrainStatus::kNonfinite;
+      break;
+    }
+    const bool last = report.step == c.training.steps;
+    if (c.validation.every > 0 && (report.step % c.validation.every == 0 || last)) {
+      result.last_validation = s.validate();
+    }
+    if (c.checkpoint.enable && ((c.checkpoint.interval > 0 && report.step % c.checkpoint.interval == 0) || last)) {
+      s.save();
+    }
+  }
+  result.step = s.progress.step;
+  result.last_checkpoint = s.last_checkpoint;
+  if (result.status == TrainStatus::kFinished && s.progress.step > 0)
+    s.log << "done: step " << s.progress.step << ", " << s.progress.tokens_seen << " tokens in "
+          << format_duration(seconds_since(s.run_start)) << "\n";
+  return result;
+}
+
+}  // namespace flashtrain::trainer
