@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "flashtrain/trainer/remove_tree.h"
 #include "flashtrain/trainer/staged_directory.h"
 
 namespace flashtrain::trainer {
@@ -53,24 +54,37 @@ std::vector<CheckpointEntry> CheckpointFolder::complete() const { return step_di
 
 std::vector<CheckpointEntry> CheckpointFolder::unfinished() const { return step_directories(false); }
 
-std::optional<CheckpointEntry> CheckpointFolder::latest_valid(std::vector<std::string>* skipped) const {
-  const std::vector<CheckpointEntry> done = complete();
-  std::optional<CheckpointEntry> chosen;
-  for (auto it = done.rbegin(); it != done.rend() && !chosen; ++it) {
+std::optional<CheckpointEntry> CheckpointFolder::latest_valid(std::vector<SkippedCheckpoint>* skipped) const {
+  // Newest first over finished and unfinished ones alike.
+  std::vector<std::pair<CheckpointEntry, bool>> candidates;
+  for (const CheckpointEntry& entry : complete()) candidates.push_back({entry, true});
+  for (const CheckpointEntry& entry : unfinished()) candidates.push_back({entry, false});
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& b) { return a.first.step > b.first.step; });
+  for (const auto& [entry, finished] : candidates) {
+    if (!finished) {
+      if (skipped) skipped->push_back({entry, std::string("no ") + kManifestFile + " (a save that never finished)"});
+      continue;
+    }
     try {
-      verify_manifest(it->path);
-      chosen = *it;
+      verify_manifest(entry.path);
+      return entry;
     } catch (const std::exception& e) {
-      if (skipped) skipped->push_back(std::string("skipping ") + it->path.string() + ": " + e.what());
+      if (skipped) skipped->push_back({entry, e.what()});
     }
   }
-  if (skipped) {
-    for (const CheckpointEntry& entry : unfinished())
-      if (!chosen || entry.step > chosen->step)
-        skipped->push_back("skipping " + entry.path.string() + ": no " + kManifestFile +
-                           " (a save that never finished)");
+  return std::nullopt;
+}
+
+fs::path CheckpointFolder::set_aside(const fs::path& directory) const {
+  std::error_code error;
+  fs::path aside;
+  for (int k = 0;; ++k) {
+    aside = fs::path(directory.string() + ".invalid-" + std::to_string(k));
+    if (!fs::exists(aside, error)) break;
   }
-  return chosen;
+  fs::rename(directory, aside);
+  return aside;
 }
 
 std::vector<fs::path> CheckpointFolder::prune(std::int64_t keep_last) const {
@@ -81,7 +95,7 @@ std::vector<fs::path> CheckpointFolder::prune(std::int64_t keep_last) const {
   for (std::size_t i = 0; i + std::size_t(keep_last) < done.size(); ++i) {
     const fs::path doomed = staging_path_for(done[i].path);
     fs::rename(done[i].path, doomed);
-    fs::remove_all(doomed);
+    remove_tree(doomed);
     removed.push_back(done[i].path);
   }
   sync_directory(folder_);
@@ -97,8 +111,12 @@ std::vector<fs::path> CheckpointFolder::remove_stale_staging() const {
     if (!is_staging_name(entry.path().filename().string(), &pid)) continue;
     // kill(pid, 0) probes a process without signalling it; ESRCH: it is gone.
     if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;
-    fs::remove_all(entry.path(), error);
-    if (!error) removed.push_back(entry.path());
+    try {
+      remove_tree(entry.path());
+      removed.push_back(entry.path());
+    } catch (const std::runtime_error&) {
+      // Not ours to remove after all (permissions): leave it.
+    }
   }
   return removed;
 }

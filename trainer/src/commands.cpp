@@ -108,9 +108,13 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
     options.temperature = command.temperature;
     options.seed = command.seed;
     options.stop_token = tokenizer.eos_id();
-    std::vector<std::int32_t> generated = generate(*loaded.model, prompt, options);
-    if (!generated.empty() && generated.back() == tokenizer.eos_id()) generated.pop_back();
-    std::cout << command.prompt << tokenizer.decode(generated) << std::endl;
+    const std::vector<std::int32_t> generated = generate(*loaded.model, prompt, options);
+    // Decoded together with the prompt: a piece's leading space survives only
+    // inside a sequence.
+    std::vector<std::int32_t> text(prompt.begin() + 1, prompt.end());
+    for (std::int32_t token : generated)
+      if (token != tokenizer.eos_id()) text.push_back(token);
+    std::cout << tokenizer.decode(text) << std::endl;
     return 0;
   });
 }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "flashtrain/data/atomic_file.h"
+#include "flashtrain/trainer/remove_tree.h"
 
 namespace flashtrain::trainer {
 namespace fs = std::filesystem;
@@ -117,8 +118,12 @@ StagedDirectory::StagedDirectory(fs::path final_path, std::string kind)
 
 StagedDirectory::~StagedDirectory() {
   if (committed_) return;
-  std::error_code ignored;
-  fs::remove_all(staging_path_, ignored);
+  try {
+    remove_tree(staging_path_);
+  } catch (const std::exception&) {
+    // A destructor must not throw; a stale staging directory is harmless
+    // (it is no checkpoint) and removed by the next run that resumes.
+  }
 }
 
 StagedDirectory::File StagedDirectory::create_file(const std::string& name) {

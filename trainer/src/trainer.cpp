@@ -138,9 +138,13 @@ void Trainer::Impl::resume() {
   if (resume == "latest") {
     for (const fs::path& removed : folder.remove_stale_staging())
       log << "removed " << removed.string() << " (left by an interrupted save)\n";
-    std::vector<std::string> skipped;
+    std::vector<SkippedCheckpoint> skipped;
     if (const auto latest = folder.latest_valid(&skipped)) source = latest->path;
-    for (const std::string& line : skipped) log << line << "\n";
+    // Newer but unusable: set aside, so that saves and keep-last-k see only
+    // the checkpoints this run continues.
+    for (const SkippedCheckpoint& s : skipped)
+      log << "skipping " << s.entry.path.string() << ": " << s.reason << "; moved to "
+          << folder.set_aside(s.entry.path).string() << "\n";
   } else if (resume != "none") {
     source = fs::path(resume);
   }
@@ -164,12 +168,21 @@ void Trainer::Impl::resume() {
       << " tokens seen)\n";
   for (const std::string& change : config_changes(contents.config, config))
     log << "  config changed since that checkpoint: " << change << "\n";
-  if (config.checkpoint.enable) {
-    for (const CheckpointEntry& entry : folder.complete())
-      if (entry.step > progress.step)
-        throw std::runtime_error("resuming " + source->string() + " at step " + std::to_string(progress.step) +
-                                 " would mix its run with the newer checkpoint " + entry.path.string() +
-                                 "; resume that one, or set another job.dump_folder");
+  // An explicitly named checkpoint may be older than the run's newest: saving
+  // on from it would mix two runs in one folder. (With "latest", newer ones
+  // exist only if they failed verification; save() sets them aside.)
+  if (config.checkpoint.enable && resume != "latest") {
+    for (const CheckpointEntry& entry : folder.complete()) {
+      if (entry.step <= progress.step) continue;
+      try {
+        verify_manifest(entry.path, /*check_contents=*/false);
+      } catch (const std::exception&) {
+        continue;
+      }
+      throw std::runtime_error("resuming " + source->string() + " at step " + std::to_string(progress.step) +
+                               " would mix its run with the newer checkpoint " + entry.path.string() +
+                               "; resume that one, or set another job.dump_folder");
+    }
   }
 }
 
@@ -295,13 +308,16 @@ fs::path Trainer::Impl::save() {
   const fs::path directory = folder.path_for_step(progress.step);
   std::error_code error;
   if (fs::exists(directory, error)) {
-    if (fs::exists(directory / kManifestFile, error))
-      throw std::runtime_error(directory.string() + " already exists; not replacing a saved checkpoint");
-    // A step_N without a manifest was never finished; keep it, out of the way.
-    fs::path aside;
-    for (int k = 0; fs::exists(aside = fs::path(directory.string() + ".incomplete-" + std::to_string(k)), error); ++k) {}
-    fs::rename(directory, aside);
-    log << "moved the unfinished " << directory.string() << " to " << aside.string() << "\n";
+    // Only an unusable directory can be in the way (an unfinished save, or one
+    // that failed verification when resuming); it is set aside, never deleted.
+    bool usable = true;
+    try {
+      verify_manifest(directory);
+    } catch (const std::exception&) {
+      usable = false;
+    }
+    if (usable) throw std::runtime_error(directory.string() + " already exists; not replacing a saved checkpoint");
+    log << "moved the unusable " << directory.string() << " to " << folder.set_aside(directory).string() << "\n";
   }
   progress.data_cursor = batches->cursor();
   progress.nonfinite_in_row = guard.in_row();
@@ -342,6 +358,7 @@ TrainResult Trainer::run() {
   const config::Config& c = s.config;
   TrainResult result;
   s.run_start = Clock::now();
+  const std::int64_t first_step = s.progress.step;
   if (s.progress.step >= c.training.steps)
     s.log << "nothing to train: at step " << s.progress.step << " of training.steps = " << c.training.steps << "\n";
   if (s.progress.step == 0) s.metrics.write({{"kind", "event"}, {"event", "start"}, {"config_hash", config::config_hash(c)}});
@@ -384,7 +401,7 @@ TrainResult Trainer::run() {
   }
   result.step = s.progress.step;
   result.last_checkpoint = s.last_checkpoint;
-  if (result.status == TrainStatus::kFinished && s.progress.step > 0)
+  if (result.status == TrainStatus::kFinished && s.progress.step > first_step)
     s.log << "done: step " << s.progress.step << ", " << s.progress.tokens_seen << " tokens in "
           << format_duration(seconds_since(s.run_start)) << "\n";
   return result;

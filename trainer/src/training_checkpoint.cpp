@@ -113,9 +113,9 @@ fs::path choose_checkpoint(const config::Config& config, const std::string& expl
                            std::ostream& log) {
   if (!explicit_directory.empty()) return explicit_directory;
   const CheckpointFolder folder(checkpoint_folder_path(config));
-  std::vector<std::string> skipped;
+  std::vector<SkippedCheckpoint> skipped;
   const auto latest = folder.latest_valid(&skipped);
-  for (const std::string& line : skipped) log << line << "\n";
+  for (const SkippedCheckpoint& s : skipped) log << "skipping " << s.entry.path.string() << ": " << s.reason << "\n";
   if (!latest)
     throw std::runtime_error("no checkpoint in " + folder.path().string() +
                              "; train first or name one with --checkpoint=DIR");

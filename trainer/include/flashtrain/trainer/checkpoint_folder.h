@@ -18,6 +18,11 @@ struct CheckpointEntry {
   std::filesystem::path path;
 };
 
+struct SkippedCheckpoint {
+  CheckpointEntry entry;
+  std::string reason;
+};
+
 class CheckpointFolder {
  public:
   explicit CheckpointFolder(std::filesystem::path folder);
@@ -33,8 +38,13 @@ class CheckpointFolder {
 
   // The newest checkpoint whose files match its manifest (sizes and
   // checksums). Newer ones that are unfinished or fail the check are skipped
-  // and described in `skipped` (one line each).
-  std::optional<CheckpointEntry> latest_valid(std::vector<std::string>* skipped = nullptr) const;
+  // and listed in `skipped`, newest first.
+  std::optional<CheckpointEntry> latest_valid(std::vector<SkippedCheckpoint>* skipped = nullptr) const;
+
+  // Renames an unusable checkpoint directory to "<name>.invalid-<k>" (free k),
+  // out of the way of new saves and of keep-last-k, without deleting what it
+  // holds. Returns the new path.
+  std::filesystem::path set_aside(const std::filesystem::path& directory) const;
 
   // Removes complete checkpoints beyond the newest `keep_last` (0: keeps all),
   // oldest first; each is renamed to a staging name before it is deleted, so

@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include "flashtrain/trainer/command_line.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+CommandLine parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "flashtrain");
+  return parse_command_line(int(args.size()), args.data());
+}
+
+void expect_usage_error(std::vector<const char*> args, const std::string& words) {
+  try {
+    parse(args);
+    ADD_FAILURE() << "accepted; expected an error about: " << words;
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(CommandLine, TrainIsTheDefaultSubcommand) {
+  const CommandLine cl = parse({"--config", "configs/quickstart.toml", "--training.steps=5", "--print-config"});
+  EXPECT_EQ(cl.subcommand, Subcommand::kTrain);
+  EXPECT_EQ(cl.config_path, "configs/quickstart.toml");
+  EXPECT_TRUE(cl.print_config);
+  EXPECT_EQ(cl.overrides, (std::vector<std::string>{"--training.steps=5"}));
+}
+
+TEST(CommandLine, OverridesKeepTheirOrderAndResumeBecomesOne) {
+  const CommandLine cl = parse({"train", "--optimizer.lr=1", "--resume", "--config=x.toml", "--optimizer.lr=2"});
+  EXPECT_EQ(cl.config_path, "x.toml");
+  EXPECT_EQ(cl.overrides,
+            (std::vector<std::string>{"--optimizer.lr=1", "--checkpoint.resume=latest", "--optimizer.lr=2"}));
+  EXPECT_EQ(parse({"tasks", "--resume=none"}).overrides, (std::vector<std::string>{"--checkpoint.resume=none"}));
+  EXPECT_EQ(parse({"--resume=out/ckpt/step_00000010"}).overrides,
+            (std::vector<std::string>{"--checkpoint.resume=out/ckpt/step_00000010"}));
+}
+
+TEST(CommandLine, SampleOptions) {
+  const CommandLine cl = parse({"sample", "--config", "c.toml", "--prompt", "Once upon", "--max-new-tokens=12",
+                                "--temperature", "0.7", "--seed=9", "--checkpoint", "ck"});
+  EXPECT_EQ(cl.subcommand, Subcommand::kSample);
+  EXPECT_EQ(cl.prompt, "Once upon");
+  EXPECT_EQ(cl.max_new_tokens, 12);
+  EXPECT_DOUBLE_EQ(cl.temperature, 0.7);
+  EXPECT_EQ(cl.seed, 9u);
+  EXPECT_EQ(cl.checkpoint, "ck");
+}
+
+TEST(CommandLine, ExportAndEvalOptions) {
+  EXPECT_EQ(parse({"export", "--output", "out/x"}).output, "out/x");
+  EXPECT_EQ(parse({"eval", "--checkpoint=c"}).checkpoint, "c");
+  EXPECT_EQ(parse({"help"}).subcommand, Subcommand::kHelp);
+  EXPECT_EQ(parse({"eval", "--help"}).subcommand, Subcommand::kHelp);
+}
+
+TEST(CommandLine, DemoPassesItsArgumentsThrough) {
+  const CommandLine cl = parse({"demo", "--steps", "10", "--cell", "gru"});
+  EXPECT_EQ(cl.subcommand, Subcommand::kDemo);
+  EXPECT_EQ(cl.demo_args, (std::vector<std::string>{"--steps", "10", "--cell", "gru"}));
+}
+
+TEST(CommandLine, BadInputIsAUsageError) {
+  expect_usage_error({"trian"}, "unknown subcommand 'trian'");
+  expect_usage_error({"--confg", "x"}, "unknown option '--confg'");
+  expect_usage_error({"--config"}, "--config needs a value");
+  expect_usage_error({"train", "--prompt=hi"}, "not an option of 'train'");
+  expect_usage_error({"export", "--resume"}, "--resume is an option of train and tasks");
+  expect_usage_error({"sample", "--config=c"}, "sample needs --prompt");
+  expect_usage_error({"sample", "--prompt=a", "--max-new-tokens=0"}, "integer >= 1");
+  expect_usage_error({"sample", "--prompt=a", "--temperature=-1"}, "number >= 0");
+  expect_usage_error({"sample", "--prompt=a", "--seed=x"}, "got 'x'");
+  expect_usage_error({"--config", "a.toml", "stray"}, "unexpected argument 'stray'");
+  expect_usage_error({"--resume="}, "needs latest, none or a checkpoint directory");
+}
+
+TEST(CommandLine, UsageNamesEverySubcommand) {
+  const std::string text = usage_text();
+  for (const char* name : {"train", "eval", "sample", "export", "tasks", "demo", "--print-config"})
+    EXPECT_NE(text.find(name), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace flashtrain::trainer

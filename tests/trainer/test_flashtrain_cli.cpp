@@ -1,0 +1,155 @@
+// The flashtrain executable as users meet it: exit statuses, messages without
+// stack traces, --print-config, and SIGINT saving a checkpoint.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "flashtrain/trainer/checkpoint_folder.h"
+#include "scratch_dir.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+using testing::ScratchDir;
+
+struct ProcessRun {
+  int status = -1;  // exit status, or 128 + signal
+  std::string output;  // stdout and stderr together
+};
+
+// Starts flashtrain with `args` (from the source tree, so configs/ resolve),
+// output to `log`. Returns the child's pid.
+pid_t start(const std::vector<std::string>& args, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::dup2(fd, 1);
+  ::dup2(fd, 2);
+  if (::chdir(FLASHTRAIN_SOURCE_DIR) != 0) ::_exit(127);
+  std::vector<char*> argv = {const_cast<char*>(FLASHTRAIN_BINARY)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv(FLASHTRAIN_BINARY, argv.data());
+  ::_exit(127);
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+ProcessRun run_flashtrain(const std::vector<std::string>& args) {
+  ScratchDir dir;
+  ProcessRun r;
+  r.status = wait_for(start(args, dir / "log"));
+  r.output = read_file(dir / "log");
+  return r;
+}
+
+void expect_clean_error(const ProcessRun& r, int status, const std::string& words) {
+  EXPECT_EQ(r.status, status) << r.output;
+  EXPECT_NE(r.output.find(words), std::string::npos) << r.output;
+  for (const char* trace : {"terminate called", "Exception raised from", "frame #"})
+    EXPECT_EQ(r.output.find(trace), std::string::npos) << "a stack trace leaked:\n" << r.output;
+}
+
+// A state-tracking run small enough to take milliseconds per step; it needs no files.
+std::vector<std::string> tiny_task_run(const fs::path& dump_folder) {
+  return {"--config",           "configs/tasks_parity.toml",
+          "--job.dump_folder=" + dump_folder.string(),
+          "--model.dim=16",     "--model.n_heads=2",
+          "--model.head_dim=8", "--model.n_layers=1",
+          "--data.seq_len=16",  "--data.task_train_max_len=8",
+          "--data.task_val_min_len=8", "--data.task_val_max_len=16",
+          "--training.local_batch_size=4", "--training.mixed_precision=fp32",
+          "--validation.every=0", "--metrics.log_every=1",
+          "--checkpoint.interval=0", "--lr_scheduler.warmup_steps=2"};
+}
+
+TEST(FlashtrainCli, HelpAndPrintConfig) {
+  const ProcessRun help = run_flashtrain({"--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.output.find("usage: flashtrain"), std::string::npos);
+  const ProcessRun printed = run_flashtrain({"--config", "configs/quickstart.toml", "--training.steps=7", "--print-config"});
+  EXPECT_EQ(printed.status, 0) << printed.output;
+  EXPECT_NE(printed.output.find("[model]"), std::string::npos);
+  EXPECT_NE(printed.output.find("steps = 7"), std::string::npos);
+}
+
+TEST(FlashtrainCli, ConfigErrorsExitWith2AndTheirPosition) {
+  ScratchDir dir;
+  testing::write_file(dir / "bad.toml", "[optimizer]\nlerning_rate = 3e-4\n");
+  expect_clean_error(run_flashtrain({"--config", (dir / "bad.toml").string()}), 2,
+                     "bad.toml:2:1: error: unknown key 'lerning_rate' in [optimizer]; did you mean 'lr'?");
+  expect_clean_error(run_flashtrain({"--config", "configs/quickstart.toml", "--training.steps=abc"}), 2,
+                     "--training.steps=abc: error:");
+  expect_clean_error(run_flashtrain({"--config", (dir / "missing.toml").string()}), 2, "missing.toml");
+  expect_clean_error(run_flashtrain({"--config", "configs/quickstart.toml", "--data.train_shards=/nonexistent/x_*.bin"}), 2,
+                     "no file matches data.train_shards");
+  // Raised while building the model, after torch started: still a config error.
+  expect_clean_error(run_flashtrain([&] {
+                       auto args = tiny_task_run(dir / "out");
+                       args.push_back("--model.dropout=0.1");
+                       return args;
+                     }()),
+                     2, "model.dropout");
+  expect_clean_error(run_flashtrain({"tasks", "--config", "configs/quickstart.toml"}), 2, "data.task");
+}
+
+TEST(FlashtrainCli, UsageErrorsExitWith2) {
+  expect_clean_error(run_flashtrain({"trian"}), 2, "unknown subcommand 'trian'");
+  expect_clean_error(run_flashtrain({"demo", "--steps", "0"}), 2, "--steps must be positive");
+  const ProcessRun demo_help = run_flashtrain({"demo", "--help"});
+  EXPECT_EQ(demo_help.status, 0);
+  EXPECT_NE(demo_help.output.find("flashtrain demo"), std::string::npos);
+}
+
+TEST(FlashtrainCli, RunFailuresExitWith1WithoutAStackTrace) {
+  ScratchDir dir;
+  // eval before any training: there is no checkpoint.
+  auto args = tiny_task_run(dir / "out");
+  args.insert(args.begin(), "eval");
+  expect_clean_error(run_flashtrain(args), 1, "no checkpoint in");
+}
+
+TEST(FlashtrainCli, SigintSavesACheckpointAndTheSameCommandContinues) {
+  ScratchDir dir;
+  auto args = tiny_task_run(dir / "out");
+  args.push_back("--training.steps=1000000");
+  const pid_t pid = start(args, dir / "first.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto steps_logged = [&] {
+    const std::string log = read_file(dir / "first.log");
+    int count = 0;
+    for (auto at = log.find("/1000000 | loss"); at != std::string::npos; at = log.find("/1000000 | loss", at + 1))
+      ++count;
+    return count;
+  };
+  while (steps_logged() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(pid, SIGINT);
+  const int status = wait_for(pid);
+  const std::string first = read_file(dir / "first.log");
+  EXPECT_EQ(status, 128 + SIGINT) << first;
+  EXPECT_NE(first.find("received signal 2"), std::string::npos) << first;
+  const auto saved = CheckpointFolder(dir / "out" / "checkpoints").latest_valid();
+  ASSERT_TRUE(saved) << first;
+  EXPECT_GE(saved->step, 3);
+
+  args.back() = "--training.steps=" + std::to_string(saved->step + 2);
+  const ProcessRun second = run_flashtrain(args);
+  EXPECT_EQ(second.status, 0) << second.output;
+  EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
+  EXPECT_TRUE(fs::exists(CheckpointFolder(dir / "out" / "checkpoints").path_for_step(saved->step + 2)));
+}
+
+}  // namespace
+}  // namespace flashtrain::trainer

@@ -1,0 +1,267 @@
+// The train loop on generated shards: it learns, resumes bit for bit, survives
+// an interrupted save, normalises the loss over the global batch, and stops on
+// repeated NaNs.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <torch/torch.h>
+
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "flashtrain/trainer/checkpoint_folder.h"
+#include "flashtrain/trainer/staged_directory.h"
+#include "flashtrain/trainer/trainer.h"
+#include "tiny_run.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TinyRun;
+
+struct Outcome {
+  TrainResult result;
+  std::vector<double> losses;  // per step, in order
+  std::vector<torch::Tensor> parameters;
+  std::string log;
+};
+
+// Trains with `resolved`; `stop_at` > 0 requests a stop after that step.
+Outcome train(const config::ResolvedConfig& resolved, std::int64_t stop_at = 0) {
+  std::ostringstream log;
+  Trainer trainer(resolved, log);
+  Outcome out;
+  trainer.set_step_callback([&](const StepReport& r) {
+    out.losses.push_back(r.loss);
+    if (r.step == stop_at) trainer.request_stop();
+  });
+  out.result = trainer.run();
+  for (const torch::Tensor& p : trainer.model().parameters()) out.parameters.push_back(p.detach().clone());
+  out.log = log.str();
+  return out;
+}
+
+double mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
+  return std::accumulate(v.begin() + std::ptrdiff_t(from), v.begin() + std::ptrdiff_t(to), 0.0) / double(to - from);
+}
+
+void expect_same_parameters(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "parameter " << i;
+}
+
+TEST(TrainingLoop, LossGoesDownOnTheTinyCorpus) {
+  TinyRun run;
+  const Outcome out = train(run.config({"--training.steps=30"}));
+  ASSERT_EQ(out.result.status, TrainStatus::kFinished) << out.log;
+  ASSERT_EQ(out.losses.size(), 30u);
+  EXPECT_NEAR(out.losses.front(), std::log(32.0), 0.3) << "an untrained model guesses uniformly";
+  EXPECT_LT(mean(out.losses, 25, 30), mean(out.losses, 0, 5) - 1.0) << out.log;
+  ASSERT_TRUE(out.result.last_validation);
+  EXPECT_LT(out.result.last_validation->loss, 2.0) << out.log;  // uniform: 3.47, best: 0.69
+  EXPECT_NEAR(out.result.last_validation->perplexity, std::exp(out.result.last_validation->loss), 1e-9);
+  EXPECT_EQ(out.result.last_checkpoint.filename(), "step_00000030") << "a checkpoint at the end";
+}
+
+TEST(TrainingLoop, MetricsAreJsonLines) {
+  TinyRun run;
+  const Outcome out = train(run.config({"--training.steps=20", "--metrics.log_every=5", "--validation.every=10"}));
+  std::ifstream in(run.dir() / "out" / "metrics.jsonl");
+  std::vector<std::int64_t> train_steps, val_steps;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record["kind"] == "train") {
+      train_steps.push_back(record["step"]);
+      for (const char* key : {"loss", "lr", "grad_norm", "tokens_seen", "tokens_per_second"})
+        EXPECT_TRUE(record.contains(key)) << key << " missing in " << line;
+    } else if (record["kind"] == "val") {
+      val_steps.push_back(record["step"]);
+      EXPECT_GT(record["perplexity"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_EQ(train_steps, (std::vector<std::int64_t>{1, 5, 10, 15, 20}));
+  EXPECT_EQ(val_steps, (std::vector<std::int64_t>{10, 20}));
+  EXPECT_NE(out.log.find("step  5/20 | loss"), std::string::npos) << out.log;
+}
+
+// 2N steps straight and N + resume + N give the same losses and weights, bit
+// for bit, with gradient accumulation and validation in between.
+TEST(TrainingLoop, ResumeReproducesAnUninterruptedRunExactly) {
+  TinyRun run;
+  const std::vector<std::string> flags = {"--training.steps=12", "--training.global_batch_size=16",
+                                          "--validation.every=4"};
+  const Outcome straight = train(run.config(flags, "straight"));
+  ASSERT_EQ(straight.losses.size(), 12u);
+
+  const Outcome first = train(run.config(flags, "resumed"), /*stop_at=*/6);
+  EXPECT_EQ(first.result.status, TrainStatus::kStopped);
+  EXPECT_EQ(first.result.step, 6);
+  EXPECT_EQ(first.result.last_checkpoint.filename(), "step_00000006");
+  const Outcome second = train(run.config(flags, "resumed"));
+  EXPECT_NE(second.log.find("resumed from"), std::string::npos) << second.log;
+  EXPECT_EQ(second.result.status, TrainStatus::kFinished);
+
+  std::vector<double> joined = first.losses;
+  joined.insert(joined.end(), second.losses.begin(), second.losses.end());
+  ASSERT_EQ(joined.size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(joined[i], straight.losses[i]) << "step " << i + 1;
+  expect_same_parameters(second.parameters, straight.parameters);
+
+  // Tokens seen: 12 steps x 16 sequences x 16 tokens.
+  std::ifstream state(run.dir() / "resumed" / "checkpoints" / "step_00000012" / "state.json");
+  EXPECT_EQ(nlohmann::json::parse(state)["tokens_seen"], 12 * 16 * 16);
+}
+
+// A crash during a save leaves a staging directory (or, written by hand, a
+// step directory without manifest); a corrupt newer checkpoint fails its
+// checksums. Resuming ignores all of them, continues from the last good one
+// exactly, and deletes none of what they hold.
+TEST(TrainingLoop, InterruptedAndCorruptSavesAreIgnoredOnResume) {
+  TinyRun run;
+  const std::vector<std::string> flags = {"--training.steps=12", "--checkpoint.keep_last=2"};
+  const Outcome straight = train(run.config(flags, "straight"));
+  const Outcome first = train(run.config(flags, "crashed"), /*stop_at=*/6);
+  const CheckpointFolder folder(run.dir() / "crashed" / "checkpoints");
+  ASSERT_EQ(folder.complete().size(), 1u);
+
+  fs::copy(folder.path_for_step(6), folder.path_for_step(9), fs::copy_options::recursive);
+  std::string weights = testing::read_file(folder.path_for_step(9) / "model.safetensors");
+  weights[weights.size() - 3] ^= 0x10;
+  testing::write_file(folder.path_for_step(9) / "model.safetensors", weights);
+  testing::write_file(folder.path_for_step(12) / "model.safetensors", "partial");
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const fs::path staging = folder.path() / (".step_00000010.tmp-" + std::to_string(dead) + "-0");
+  testing::write_file(staging / "model.safetensors", "half");
+
+  const Outcome second = train(run.config(flags, "crashed"));
+  EXPECT_NE(second.log.find("resumed from " + folder.path_for_step(6).string()), std::string::npos) << second.log;
+  ASSERT_EQ(second.losses.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(second.losses[i], straight.losses[6 + i]) << "step " << i + 7;
+  expect_same_parameters(second.parameters, straight.parameters);
+
+  EXPECT_FALSE(fs::exists(staging));
+  EXPECT_EQ(testing::read_file(folder.path() / "step_00000012.invalid-0" / "model.safetensors"), "partial");
+  EXPECT_TRUE(fs::exists(folder.path() / "step_00000009.invalid-0" / kManifestFile));
+  std::vector<std::int64_t> steps;
+  for (const CheckpointEntry& e : folder.complete()) steps.push_back(e.step);
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{6, 12}));
+}
+
+TEST(TrainingLoop, KeepsTheLastKCheckpoints) {
+  TinyRun run;
+  train(run.config({"--training.steps=12", "--checkpoint.interval=3", "--checkpoint.keep_last=2"}));
+  std::vector<std::int64_t> steps;
+  for (const CheckpointEntry& e : CheckpointFolder(run.dir() / "out" / "checkpoints").complete())
+    steps.push_back(e.step);
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{9, 12}));
+}
+
+TEST(TrainingLoop, RefusesToMixRuns) {
+  TinyRun run;
+  train(run.config({"--training.steps=6", "--checkpoint.interval=3"}));
+  const fs::path folder = run.dir() / "out" / "checkpoints";
+  try {
+    Trainer trainer(run.config({"--training.steps=6", "--checkpoint.resume=none"}), std::cout);
+    ADD_FAILURE() << "started from scratch over an earlier run's checkpoints";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds checkpoints of an earlier run"), std::string::npos) << e.what();
+  }
+  try {
+    Trainer trainer(run.config({"--training.steps=6", "--checkpoint.resume=" + (folder / "step_00000003").string()}),
+                    std::cout);
+    ADD_FAILURE() << "resumed an older checkpoint next to a newer one";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("would mix"), std::string::npos) << e.what();
+  }
+  // Another folder may start from it.
+  std::ostringstream log;
+  Trainer elsewhere(run.config({"--training.steps=6", "--checkpoint.resume=" + (folder / "step_00000003").string()},
+                               "branch"),
+                    log);
+  EXPECT_EQ(elsewhere.step(), 3);
+}
+
+TEST(TrainingLoop, ResumeRefusesAnotherModel) {
+  TinyRun run;
+  train(run.config({"--training.steps=3"}));
+  try {
+    Trainer trainer(run.config({"--training.steps=6", "--model.dim=64", "--model.head_dim=32"}), std::cout);
+    ADD_FAILURE() << "loaded a checkpoint of another model";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.dim: checkpoint 32, config 64"), std::string::npos) << e.what();
+  }
+}
+
+// The loss is normalised by the scored tokens of the whole global batch, so
+// accumulating two half batches equals one full batch - also for a task whose
+// sequences, and so scored tokens, differ in length (S5: a target per token).
+TEST(TrainingLoop, AccumulationMatchesOneLargeBatch) {
+  TinyRun run;
+  const auto compare = [](const Outcome& whole, const Outcome& halves) {
+    ASSERT_EQ(whole.losses.size(), halves.losses.size());
+    for (std::size_t i = 0; i < whole.losses.size(); ++i)
+      EXPECT_NEAR(whole.losses[i], halves.losses[i], 1e-5) << "step " << i + 1;
+  };
+  compare(train(run.config({"--training.steps=4", "--training.local_batch_size=8"}, "whole")),
+          train(run.config({"--training.steps=4", "--training.local_batch_size=4", "--training.global_batch_size=8"},
+                           "halves")));
+
+  const auto task = [&](const std::vector<std::string>& batch, const std::string& folder) {
+    std::vector<std::string> flags = {"--data.task=s5",           "--data.train_shards=",
+                                      "--data.val_shards=",       "--model.vocab_size=0",
+                                      "--data.task_train_min_len=2", "--data.task_train_max_len=16",
+                                      "--data.task_val_min_len=8", "--data.task_val_max_len=16",
+                                      "--training.steps=4",       "--validation.every=0"};
+    flags.insert(flags.end(), batch.begin(), batch.end());
+    return run.config(flags, folder);
+  };
+  const Outcome whole = train(task({"--training.local_batch_size=8"}, "task_whole"));
+  const Outcome halves = train(task({"--training.local_batch_size=4", "--training.global_batch_size=8"}, "task_halves"));
+  compare(whole, halves);
+}
+
+TEST(TrainingLoop, StopsAfterKNonfiniteStepsInARowWithoutUpdating) {
+  TinyRun run;
+  std::ostringstream log;
+  Trainer trainer(run.config({"--training.steps=20", "--training.max_nonfinite_steps=3"}), log);
+  {
+    torch::NoGradGuard no_grad;
+    trainer.model().named_parameters()["embedding.weight"].fill_(std::nan(""));
+  }
+  std::vector<torch::Tensor> before;
+  for (const torch::Tensor& p : trainer.model().parameters()) before.push_back(p.detach().clone());
+  std::vector<bool> skipped;
+  trainer.set_step_callback([&](const StepReport& r) { skipped.push_back(r.skipped); });
+  const TrainResult result = trainer.run();
+  EXPECT_EQ(result.status, TrainStatus::kNonfinite);
+  EXPECT_EQ(result.step, 3);
+  EXPECT_EQ(skipped, (std::vector<bool>{true, true, true}));
+  const auto parameters = trainer.model().parameters();
+  for (std::size_t i = 0; i < parameters.size(); ++i)
+    EXPECT_TRUE(torch::allclose(parameters[i], before[i], 0, 0, /*equal_nan=*/true)) << "parameter " << i;
+  EXPECT_TRUE(result.last_checkpoint.empty());
+  EXPECT_NE(log.str().find("update skipped (3 in a row, stop at 3)"), std::string::npos) << log.str();
+}
+
+TEST(TrainingLoop, TasksReportScaledAccuracy) {
+  TinyRun run;
+  const Outcome out = train(run.config({"--data.task=parity", "--data.train_shards=", "--data.val_shards=",
+                                        "--model.vocab_size=0", "--data.task_train_max_len=8",
+                                        "--data.task_val_min_len=8", "--data.task_val_max_len=16",
+                                        "--training.steps=5", "--validation.every=5"}));
+  ASSERT_TRUE(out.result.last_validation);
+  ASSERT_TRUE(out.result.last_validation->scaled_accuracy);
+  const double accuracy = *out.result.last_validation->accuracy;
+  EXPECT_GE(accuracy, 0.0);
+  EXPECT_LE(accuracy, 1.0);
+  EXPECT_DOUBLE_EQ(*out.result.last_validation->scaled_accuracy, 2 * accuracy - 1);  // C = 2
+  EXPECT_NE(out.log.find("scaled accuracy"), std::string::npos) << out.log;
+}
+
+}  // namespace
+}  // namespace flashtrain::trainer
