@@ -38,9 +38,11 @@ TEST(Progress, LineHasEveryField) {
   EXPECT_EQ(format_progress_line(p),
             "step  50/200 | loss 5.4313 | lr 3.00e-03 | grad 0.842 | 11.2k tok/s | ETA 1m05s");
   p.mfu = 0.314;
+  p.memory_gib = 12.34;
   p.skipped_steps = 2;
   EXPECT_EQ(format_progress_line(p),
-            "step  50/200 | loss 5.4313 | lr 3.00e-03 | grad 0.842 | 11.2k tok/s | ETA 1m05s | MFU 31.4% | skipped 2");
+            "step  50/200 | loss 5.4313 | lr 3.00e-03 | grad 0.842 | 11.2k tok/s | ETA 1m05s | MFU 31.4% | "
+            "mem 12.3 GiB | skipped 2");
 }
 
 TEST(MetricsLog, AppendsOneJsonObjectPerLine) {

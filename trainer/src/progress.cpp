@@ -35,6 +35,10 @@ std::string format_progress_line(const ProgressLine& p) {
     std::snprintf(text, sizeof text, " | MFU %.1f%%", 100.0 * *p.mfu);
     line += text;
   }
+  if (p.memory_gib) {
+    std::snprintf(text, sizeof text, " | mem %.1f GiB", *p.memory_gib);
+    line += text;
+  }
   if (p.skipped_steps > 0) line += " | skipped " + std::to_string(p.skipped_steps);
   return line;
 }

@@ -1,5 +1,6 @@
 #include "flashtrain/trainer/trainer.h"
 
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -258,6 +259,10 @@ void Trainer::Impl::log_progress(const StepReport& r) {
   line.tokens_per_second = tokens_per_second;
   line.eta_seconds = double(config.training.steps - r.step) * window_seconds / double(std::max<std::int64_t>(window_steps, 1));
   if (peak_flops) line.mfu = flops_per_token * tokens_per_second / *peak_flops;
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    line.memory_gib = double(stats.allocated_bytes[0].peak) / double(1 << 30);  // [0]: all pools
+  }
   line.skipped_steps = guard.total();
   log << format_progress_line(line) << std::endl;
 
@@ -268,6 +273,7 @@ void Trainer::Impl::log_progress(const StepReport& r) {
                            {"elapsed_seconds", seconds_since(run_start)},
                            {"skipped_steps", guard.total()}};
   if (line.mfu) record["mfu"] = *line.mfu;
+  if (line.memory_gib) record["peak_memory_gib"] = *line.memory_gib;
   metrics.write(record);
   window_seconds = 0.0;
   window_steps = 0;
