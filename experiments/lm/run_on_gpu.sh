@@ -14,8 +14,7 @@ BUILD="${BUILD:-build-gpu}"
 OUT="${OUT:-$BUILD/lm-logs}"
 STEPS="${1:-200}"
 shift || true
-CONFIGS=("${@:-quickstart lstm_12head transformer}")
-read -r -a CONFIGS <<< "${CONFIGS[*]}"
+if (($#)); then CONFIGS=("$@"); else CONFIGS=(quickstart lstm_12head transformer); fi
 mkdir -p "$OUT"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
