@@ -20,6 +20,11 @@ using namespace flashtrain;
 using trainer::Subcommand;
 
 int run(int argc, char** argv) {
+  // Bare `flashtrain` would train the 125M-class defaults on the full corpus;
+  // more likely the user wants to know how to start.
+  if (argc == 1)
+    throw trainer::UsageError("no --config given; e.g. flashtrain --config configs/quickstart.toml (flashtrain "
+                              "--help lists the subcommands and options)");
   const trainer::CommandLine command = trainer::parse_command_line(argc, argv);
   if (command.subcommand == Subcommand::kHelp) {
     std::cout << trainer::usage_text();

@@ -136,11 +136,15 @@ void Trainer::Impl::build() {
 void Trainer::Impl::resume() {
   const std::string& resume = config.checkpoint.resume;
   std::optional<fs::path> source;
+  bool verified = false;  // latest_valid() checked the checksums already
   if (resume == "latest") {
     for (const fs::path& removed : folder.remove_stale_staging())
       log << "removed " << removed.string() << " (left by an interrupted save)\n";
     std::vector<SkippedCheckpoint> skipped;
-    if (const auto latest = folder.latest_valid(&skipped)) source = latest->path;
+    if (const auto latest = folder.latest_valid(&skipped)) {
+      source = latest->path;
+      verified = true;
+    }
     // Newer but unusable: set aside, so that saves and keep-last-k see only
     // the checkpoints this run continues.
     for (const SkippedCheckpoint& s : skipped)
@@ -160,7 +164,7 @@ void Trainer::Impl::resume() {
     log << "starting from scratch (no checkpoint in " << folder.path().string() << ")\n";
     return;
   }
-  const CheckpointContents contents = load_checkpoint(*source, config, *model, optimizer.get());
+  const CheckpointContents contents = load_checkpoint(*source, config, *model, optimizer.get(), verified);
   progress = contents.progress;
   batches->restore(progress.data_cursor);
   guard.restore(progress.nonfinite_in_row, progress.nonfinite_total);
@@ -374,7 +378,8 @@ TrainResult Trainer::run() {
     const int signal = stop_signal_received();
     if (signal != 0 || s.stop_requested) {
       s.log << (signal ? "received signal " + std::to_string(signal) : std::string("stop requested"))
-            << " at step " << s.progress.step << "; saving a checkpoint\n";
+            << " at step " << s.progress.step
+            << (c.checkpoint.enable ? "; saving a checkpoint" : " (checkpoint.enable = false: nothing saved)") << "\n";
       result.status = TrainStatus::kStopped;
       result.stop_signal = signal;
       if (c.checkpoint.enable && s.last_saved_step != s.progress.step) s.save();

@@ -72,8 +72,9 @@ void save_checkpoint(const fs::path& directory, const TrainingProgress& progress
 }
 
 CheckpointContents load_checkpoint(const fs::path& directory, const config::Config& config,
-                                   models::LanguageModelImpl& model, torch::optim::AdamW* optimizer) {
-  verify_manifest(directory);
+                                   models::LanguageModelImpl& model, torch::optim::AdamW* optimizer,
+                                   bool verified) {
+  if (!verified) verify_manifest(directory);
   CheckpointContents contents;
   contents.config = read_json(directory / kConfigFile);
   check_same_model(contents.config, config, directory.string());

@@ -42,12 +42,14 @@ struct CheckpointContents {
   nlohmann::json config;  // as saved (config::to_json)
 };
 
-// Checks the files against the manifest and the saved [model] against
+// Checks the files against the manifest (unless `verified`: the caller just
+// did, e.g. CheckpointFolder::latest_valid) and the saved [model] against
 // `config`'s (check_same_model), then loads the parameters into `model` and,
 // when `optimizer` is given, the optimizer state and the random generators'
 // states. Throws std::runtime_error naming the problem.
 CheckpointContents load_checkpoint(const std::filesystem::path& directory, const config::Config& config,
-                                   models::LanguageModelImpl& model, torch::optim::AdamW* optimizer);
+                                   models::LanguageModelImpl& model, torch::optim::AdamW* optimizer,
+                                   bool verified = false);
 
 // <job.dump_folder>/<checkpoint.folder>
 std::filesystem::path checkpoint_folder_path(const config::Config& config);
