@@ -37,6 +37,11 @@ if ! "$PY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q "torch==$TORCH_VERSION"
 fi
+# safetensors + numpy: the test that loads our exports with Python's reader.
+if ! "$PY" -c "import safetensors, numpy" 2>/dev/null; then
+  step "installing safetensors and numpy into .venv"
+  "$PY" -m pip install -q safetensors numpy
+fi
 
 # 3. Configure (once) and build. ccache keeps rebuilds of unchanged files free.
 export CCACHE_DIR="${CCACHE_DIR:-$ROOT/.ccache}"
@@ -61,8 +66,9 @@ if [[ ! -f .data/corpus-small/train_000000.bin ]]; then
   bash data/corpus/build_corpus.sh --small
 fi
 
-# 5. The main job.
+# 5. The main job: train the quickstart LSTM language model on the small corpus
+#    (a second run resumes from its last checkpoint and finds nothing left to do).
 if ((RUN_MAIN_JOB)); then
-  step "running the main job: build/trainer/flashtrain"
-  build/trainer/flashtrain
+  step "running the main job: build/trainer/flashtrain --config configs/quickstart.toml"
+  build/trainer/flashtrain --config configs/quickstart.toml
 fi
