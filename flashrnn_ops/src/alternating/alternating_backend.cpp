@@ -8,12 +8,11 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include "alternating/captured_loop.h"
 #include "alternating/recurrent_gemm.h"
 #include "cells/registry.h"
+#include "cuda_storage.h"
 #include "step_params.h"
 
 namespace flashrnn::alternating {
@@ -23,22 +22,7 @@ template <class S> constexpr cudaDataType kCudaType = CUDA_R_32F;
 template <> constexpr cudaDataType kCudaType<__nv_bfloat16> = CUDA_R_16BF;
 template <> constexpr cudaDataType kCudaType<__half> = CUDA_R_16F;
 
-// Calls fn(S{}) with the storage type of `type`.
-template <class Fn>
-decltype(auto) dispatch_storage(at::ScalarType type, Fn&& fn) {
-  switch (type) {
-    case at::kBFloat16: return fn(__nv_bfloat16{});
-    case at::kHalf: return fn(__half{});
-    case at::kFloat: return fn(float{});
-    default: break;
-  }
-  TORCH_CHECK(false, "flashrnn alternating: unsupported dtype ", type);
-}
-
-void check(cudaError_t status, const char* what) {
-  TORCH_CHECK(status == cudaSuccess, "flashrnn alternating: ", what, " failed: ",
-              cudaGetErrorString(status));
-}
+void check(cudaError_t status, const char* what) { check_launch(status, "alternating", what); }
 
 // Device memory of one loop: its args and the GEMM pointer arrays.
 template <class Args>
@@ -215,7 +199,7 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
 std::string unsupported_reason(const Inputs& in) {
   if (!in.wx.is_cuda()) return "the alternating backend runs on CUDA tensors only";
   const at::ScalarType t = in.wx.scalar_type();
-  if (t != at::kBFloat16 && t != at::kHalf && t != at::kFloat)
+  if (!is_cuda_storage_type(t))
     return "the alternating backend takes bfloat16, float16 and float32, not " +
            std::string(c10::toString(t));
   return "";

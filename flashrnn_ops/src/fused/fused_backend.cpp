@@ -3,31 +3,16 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include "cells/registry.h"
+#include "cuda_storage.h"
 #include "fused/fused_launch.h"
 #include "step_params.h"
 
 namespace flashrnn::fused {
 namespace {
 
-template <class Fn>
-decltype(auto) dispatch_storage(at::ScalarType type, Fn&& fn) {
-  switch (type) {
-    case at::kBFloat16: return fn(__nv_bfloat16{});
-    case at::kHalf: return fn(__half{});
-    case at::kFloat: return fn(float{});
-    default: break;
-  }
-  TORCH_CHECK(false, "flashrnn fused: unsupported dtype ", type);
-}
-
-void check(cudaError_t status, const char* what) {
-  TORCH_CHECK(status == cudaSuccess, "flashrnn fused: ", what, " failed: ",
-              cudaGetErrorString(status));
-}
+void check(cudaError_t status, const char* what) { check_launch(status, "fused", what); }
 
 template <class S>
 ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
@@ -67,7 +52,7 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
 std::string unsupported_reason(Cell cell, const Inputs& in) {
   if (!in.wx.is_cuda()) return "the fused backend runs on CUDA tensors only";
   const at::ScalarType t = in.wx.scalar_type();
-  if (t != at::kBFloat16 && t != at::kHalf && t != at::kFloat)
+  if (!is_cuda_storage_type(t))
     return "the fused backend takes bfloat16, float16 and float32, not " +
            std::string(c10::toString(t));
   const int64_t d = in.wx.size(4);
