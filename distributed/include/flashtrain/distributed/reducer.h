@@ -1,0 +1,76 @@
+#pragma once
+// Data-parallel gradient reduction. The Reducer owns one flat buffer per
+// bucket (see bucket_plan.h); each parameter's .grad is a view into its
+// bucket, so autograd accumulates straight into the buffers. A hook after each
+// parameter's gradient accumulation marks it ready; a bucket's all-reduce
+// starts as soon as all its parameters are ready (buckets launch in plan
+// order, the same on every rank). Gradients are divided by the world size
+// before the sum, so the buffers end up holding the mean.
+//
+// Per optimizer step:
+//   reducer.zero_grad();                       // not optimizer.zero_grad()
+//   for each micro-step i of n:
+//     reducer.prepare_for_backward(/*sync=*/i == n - 1);
+//     loss.backward();
+//   reducer.wait_all();                        // then clip, optimizer.step()
+#include "flashtrain/distributed/bucket_plan.h"
+#include "flashtrain/distributed/communicator.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashtrain::distributed {
+
+class Reducer {
+ public:
+  // params: leaf tensors requiring grad, in registration order; names label errors.
+  Reducer(std::vector<torch::Tensor> params, std::vector<std::string> names,
+          std::shared_ptr<Communicator> comm, BucketOptions options = {});
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  // sync=false: a non-final accumulation micro-step, no communication.
+  void prepare_for_backward(bool sync = true);
+  // Blocks until every bucket of a sync step is reduced. Throws, naming the
+  // parameters, when some never received a gradient in the sync backward.
+  void wait_all();
+  // Zeroes the bucket buffers (and so every .grad).
+  void zero_grad();
+
+  const BucketPlan& plan() const { return plan_; }
+  const std::vector<ParamSpec>& specs() const { return specs_; }
+  const torch::Tensor& bucket_buffer(std::size_t b) const { return buffers_.at(b); }
+  // Buckets in the order their all-reduce launched since prepare_for_backward.
+  const std::vector<std::size_t>& launch_order() const { return launch_order_; }
+  // All-reduces launched in total (all steps).
+  std::int64_t launches() const { return launches_; }
+
+  // Called from the autograd hooks (public for the hook type only).
+  void mark_ready(std::size_t param);
+
+ private:
+  void bind_grads();
+  void launch_ready_buckets();
+
+  std::vector<torch::Tensor> params_;
+  std::vector<ParamSpec> specs_;
+  std::shared_ptr<Communicator> comm_;
+  BucketPlan plan_;
+  std::vector<torch::Tensor> buffers_;
+  std::vector<torch::Tensor> views_;  // per parameter
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<std::uintptr_t> hook_keys_;
+
+  bool sync_ = true;
+  bool prepared_ = false;
+  std::vector<bool> ready_;
+  std::vector<std::size_t> pending_;  // per bucket: parameters not yet ready
+  std::size_t next_bucket_ = 0;
+  std::vector<std::size_t> launch_order_;
+  std::vector<std::shared_ptr<Work>> works_;
+  std::int64_t launches_ = 0;
+};
+
+}  // namespace flashtrain::distributed
