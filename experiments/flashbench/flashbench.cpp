@@ -4,6 +4,7 @@
 // against the float64 vanilla backend before it is timed.
 //
 //   flashbench [--sweep heads|batch|length|all] [--cells lstm,slstm,gru,elman]
+//              [--backends alternating,fused,vanilla] [--baselines on|off]
 //              [--dtype bf16|fp16|fp32] [--iters 20] [--out results.json]
 //
 // Timing: CUDA events around each repetition after warm-up, the median over
@@ -30,6 +31,8 @@ using Json = nlohmann::json;
 struct Args {
   std::string sweep = "all";
   std::vector<std::string> cells = {"lstm", "slstm", "gru", "elman"};
+  std::vector<std::string> backends = {"alternating", "fused", "vanilla"};
+  bool baselines = true;  // cuDNN and SDPA
   torch::Dtype dtype = torch::kBFloat16;
   int iters = 20;
   std::string out = "flashbench.json";
@@ -48,7 +51,8 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "flashbench: " << problem << "\nusage: flashbench [--sweep heads|batch|length|all]"
-            << " [--cells lstm,slstm,gru,elman] [--dtype bf16|fp16|fp32] [--iters N] [--out FILE]\n";
+            << " [--cells lstm,slstm,gru,elman] [--backends alternating,fused,vanilla]"
+            << " [--baselines on|off] [--dtype bf16|fp16|fp32] [--iters N] [--out FILE]\n";
   std::exit(2);
 }
 
@@ -60,7 +64,11 @@ Args parse(int argc, char** argv) {
     const std::string value = argv[++i];
     if (key == "--sweep") a.sweep = value;
     else if (key == "--cells") a.cells = split(value);
-    else if (key == "--iters") a.iters = std::stoi(value);
+    else if (key == "--backends") a.backends = split(value);
+    else if (key == "--baselines") {
+      if (value != "on" && value != "off") usage("--baselines takes on or off, not " + value);
+      a.baselines = value == "on";
+    } else if (key == "--iters") a.iters = std::stoi(value);
     else if (key == "--out") a.out = value;
     else if (key == "--dtype") {
       if (value == "bf16") a.dtype = torch::kBFloat16;
@@ -262,12 +270,15 @@ int main(int argc, char** argv) {
   for (const Shape& s : sweep_shapes(bench.args.sweep)) {
     for (const std::string& name : bench.args.cells) {
       const Cell cell = flashrnn::parse_cell(name);
-      for (Backend b : {Backend::kAlternating, Backend::kFused}) bench.time_ours(cell, s, b);
-      // The vanilla loop only where the paper's head sweep has it (it is slow).
-      if (s.B == 16 && s.T == 1024) bench.time_ours(cell, s, Backend::kVanilla);
-      for (auto dt : {torch::kHalf, torch::kBFloat16}) bench.time_cudnn(cell, s, dt);
+      for (const std::string& backend : bench.args.backends) {
+        const Backend b = flashrnn::parse_backend(backend);
+        // The vanilla loop only where the paper's head sweep has it (it is slow).
+        if (b != Backend::kVanilla || (s.B == 16 && s.T == 1024)) bench.time_ours(cell, s, b);
+      }
+      if (bench.args.baselines)
+        for (auto dt : {torch::kHalf, torch::kBFloat16}) bench.time_cudnn(cell, s, dt);
     }
-    bench.time_attention(s);
+    if (bench.args.baselines) bench.time_attention(s);
   }
   Json out = {{"command", "flashbench --sweep " + bench.args.sweep},
               {"device", bench.device},

@@ -3,6 +3,7 @@
 // dims 16–768, every cell and dtype, forward and every gradient. The caching
 // allocator's memory is poisoned (NaN) before each run, so an output element a
 // kernel fails to write shows up. Skipped without a GPU.
+#include <functional>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -70,51 +71,76 @@ class BackendsCudaTest : public ::testing::TestWithParam<Backend> {
   }
 };
 
+// Runs case c on `backend` and on the float64 reference (same options, after
+// `configure`), checks the forward and every gradient; false when the backend
+// does not take the case (it must say so by naming the head dimension).
+bool matches_float64(const RandomCase& c, Backend backend,
+                     const std::function<void(Options&)>& configure = {}) {
+  SCOPED_TRACE(describe(c));
+  OpInputs ref = random_inputs(c.cell, c.B, c.T, c.N, c.D, torch::kDouble, true, torch::kCUDA);
+  if (c.with_reset)
+    ref.options.reset_mask = torch::rand({c.B, c.T}, torch::kCUDA) < 0.05;
+  if (configure) configure(ref.options);
+  OpInputs ours = ref;
+  ours.options.backend = backend;
+  for (torch::Tensor* t : {&ours.wx, &ours.r, &ours.b, &ours.initial})
+    *t = t->to(c.dtype).requires_grad_(true);
+  // The reference sees the rounded inputs.
+  for (auto [o, r] : {std::pair{&ours.wx, &ref.wx}, {&ours.r, &ref.r}, {&ours.b, &ref.b},
+                      {&ours.initial, &ref.initial}})
+    *r = o->detach().to(torch::kDouble).requires_grad_(true);
+
+  poison_allocator();
+  Result got;
+  try {
+    got = ours.run();
+  } catch (const InputError& e) {  // a shape this backend does not take (auto falls back)
+    EXPECT_NE(std::string(e.what()).find("cannot run head dimension"), std::string::npos)
+        << e.what();
+    return false;
+  }
+  const Result want = ref.run();
+  const torch::Tensor w = torch::randn_like(want.states_all);
+  (got.states_all.to(torch::kDouble) * w).sum().backward();
+  (want.states_all * w).sum().backward();
+
+  const double tol = tolerance(c.dtype);
+  EXPECT_TRUE(torch::isfinite(got.states_all).all().item<bool>());
+  EXPECT_LT(relative_error(got.states_all, want.states_all), tol);
+  EXPECT_LT(relative_error(got.last_states, want.last_states), tol);
+  for (auto [o, r, name] : {std::tuple{&ours.wx, &ref.wx, "dWx"}, {&ours.r, &ref.r, "dR"},
+                            {&ours.b, &ref.b, "db"}, {&ours.initial, &ref.initial, "dS0"}}) {
+    EXPECT_TRUE(o->grad().defined()) << name;
+    if (!o->grad().defined()) continue;
+    EXPECT_EQ(o->grad().scalar_type(), c.dtype) << name;
+    EXPECT_LT(relative_error(o->grad(), r->grad()), 2 * tol) << name;
+  }
+  return true;
+}
+
 TEST_P(BackendsCudaTest, MatchFloat64OverRandomCases) {
   torch::manual_seed(60);
   int checked = 0;
-  for (const RandomCase& c : random_cases(210, 2026)) {
-    SCOPED_TRACE(describe(c));
-    OpInputs ref = random_inputs(c.cell, c.B, c.T, c.N, c.D, torch::kDouble, true, torch::kCUDA);
-    if (c.with_reset)
-      ref.options.reset_mask = torch::rand({c.B, c.T}, torch::kCUDA) < 0.05;
-    OpInputs ours = ref;
-    ours.options.backend = GetParam();
-    for (torch::Tensor* t : {&ours.wx, &ours.r, &ours.b, &ours.initial})
-      *t = t->to(c.dtype).requires_grad_(true);
-    // The reference sees the rounded inputs.
-    for (auto [o, r] : {std::pair{&ours.wx, &ref.wx}, {&ours.r, &ref.r}, {&ours.b, &ref.b},
-                        {&ours.initial, &ref.initial}})
-      *r = o->detach().to(torch::kDouble).requires_grad_(true);
-
-    poison_allocator();
-    Result got;
-    try {
-      got = ours.run();
-    } catch (const InputError& e) {  // a shape this backend does not take (auto falls back)
-      EXPECT_NE(std::string(e.what()).find("cannot run head dimension"), std::string::npos)
-          << e.what();
-      continue;
-    }
-    const Result want = ref.run();
-    const torch::Tensor w = torch::randn_like(want.states_all);
-    (got.states_all.to(torch::kDouble) * w).sum().backward();
-    (want.states_all * w).sum().backward();
-
-    const double tol = tolerance(c.dtype);
-    EXPECT_TRUE(torch::isfinite(got.states_all).all().item<bool>());
-    EXPECT_LT(relative_error(got.states_all, want.states_all), tol);
-    EXPECT_LT(relative_error(got.last_states, want.last_states), tol);
-    for (auto [o, r, name] : {std::tuple{&ours.wx, &ref.wx, "dWx"}, {&ours.r, &ref.r, "dR"},
-                              {&ours.b, &ref.b, "db"}, {&ours.initial, &ref.initial, "dS0"}}) {
-      ASSERT_TRUE(o->grad().defined()) << name;
-      EXPECT_EQ(o->grad().scalar_type(), c.dtype) << name;
-      EXPECT_LT(relative_error(o->grad(), r->grad()), 2 * tol) << name;
-    }
-    ++checked;
-  }
+  for (const RandomCase& c : random_cases(210, 2026)) checked += matches_float64(c, GetParam());
   // Alternating takes every case; fused the head dims 16…256 that divide 256.
   EXPECT_GE(checked, GetParam() == Backend::kAlternating ? 200 : 100);
+}
+
+// The tensor-core kernels: every cell, bf16 and fp16, every compiled head dim,
+// a partial batch tile, resets, and each gradient/forward option in turn.
+TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  torch::manual_seed(63);
+  const std::function<void(Options&)> variants[] = {
+      {}, [](Options& o) { o.gradient_recurrent_clip = 0.05; },
+      [](Options& o) { o.gradient_recurrent_cut = true; }, [](Options& o) { o.forward_clip = 0.5; }};
+  int i = 0;
+  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
+    for (torch::Dtype dtype : {torch::kBFloat16, torch::kHalf})
+      for (int64_t d : {16, 32, 64, 128}) {
+        const RandomCase c{cell, dtype, 19, 70, 2, d, true};
+        EXPECT_TRUE(matches_float64(c, Backend::kFused, variants[i++ % 4])) << describe(c);
+      }
 }
 
 TEST_P(BackendsCudaTest, RunsUnderCudaGraphCapture) {

@@ -1,5 +1,9 @@
 #include "fused/fused_backend.h"
 
+#include <cstdint>
+#include <iterator>
+#include <type_traits>
+
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -7,6 +11,7 @@
 #include "cells/registry.h"
 #include "cuda_storage.h"
 #include "fused/fused_launch.h"
+#include "fused/tc_tiling.h"
 #include "step_params.h"
 
 namespace flashrnn::fused {
@@ -14,22 +19,83 @@ namespace {
 
 void check(cudaError_t status, const char* what) { check_launch(status, "fused", what); }
 
+int64_t max_shared_memory(const at::Device& device) {
+  return int64_t(at::cuda::getDeviceProperties(device.index())->sharedMemPerBlockOptin);
+}
+
+// Calls fn(integral_constant<int, D>) when d is one of kTcHeadDims.
+template <size_t I = 0, class Fn>
+bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
+  if constexpr (I == std::size(kTcHeadDims)) {
+    return false;
+  } else {
+    if (d != kTcHeadDims[I]) return dispatch_tc_head_dim<I + 1>(d, fn);
+    fn(std::integral_constant<int, kTcHeadDims[I]>{});
+    return true;
+  }
+}
+
+// Calls fn(CellType{}, integral_constant<int, D>{}) and returns true when the
+// tensor-core kernels take the case: bf16/fp16 storage, a compiled head dim,
+// and shared memory the device has.
+template <class S, class Fn>
+bool dispatch_tc(Cell cell, int64_t d, int64_t max_smem, Fn&& fn) {
+  if constexpr (std::is_same_v<S, float>) {
+    return false;
+  } else {
+    bool taken = false;
+    cells::dispatch_cell(cell, [&](auto c) {
+      using C = decltype(c);
+      dispatch_tc_head_dim(d, [&](auto head_dim) {
+        constexpr int D = decltype(head_dim)::value;
+        if (TcForward<C, S, D>::smem_bytes() > max_smem ||
+            TcBackward<C, S, D>::smem_bytes() > max_smem)
+          return;
+        fn(c, head_dim);
+        taken = true;
+      });
+    });
+    return taken;
+  }
+}
+
+bool tc_takes(Cell cell, at::ScalarType type, int64_t d, int64_t max_smem) {
+  if (type != at::kBFloat16 && type != at::kHalf) return false;
+  return dispatch_storage(type, [&](auto s) {
+    return dispatch_tc<decltype(s)>(cell, d, max_smem, [](auto, auto) {});
+  });
+}
+
+// The tensor-core kernels copy rows of D in 16-byte chunks (cp.async): every
+// row must start 16-byte aligned, else they read an aligned copy.
+at::Tensor rows_aligned(const at::Tensor& t) {
+  bool aligned = reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
+  for (int64_t i = 0; i + 1 < t.dim(); ++i) aligned = aligned && t.stride(i) * t.element_size() % 16 == 0;
+  return aligned ? t : t.clone(at::MemoryFormat::Contiguous);
+}
+
 template <class S>
 ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::cuda::CUDAGuard guard(in.wx.device());
   const at::ScalarType st = in.wx.scalar_type();
   Saved saved = allocate_forward(problem, in, at::kFloat, st);
-  const at::Tensor wx = rows_contiguous(in.wx);
+  const at::Tensor wx = rows_aligned(rows_contiguous(in.wx));
   const at::Tensor bias = in.b.to(st).contiguous();
   at::Tensor states_all = at::empty(
       {saved.states.size(2), in.wx.size(0), in.wx.size(1), in.wx.size(3), in.wx.size(4)},
       in.wx.options());
   const auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
-  cells::dispatch_cell(problem.cell, [&](auto c) {
-    check(launch_forward<decltype(c), S>(p, r_heads, at::cuda::getCurrentCUDAStream()),
-          "forward kernel");
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const bool tc = dispatch_tc<S>(problem.cell, in.wx.size(4), max_shared_memory(in.wx.device()),
+                                 [&](auto c, auto d) {
+    check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
+          "tensor-core forward kernel");
   });
+  if (!tc)
+    cells::dispatch_cell(problem.cell, [&](auto c) {
+      check(launch_forward<decltype(c), S>(p, r_heads, stream), "forward kernel");
+    });
   return {states_all, saved};
 }
 
@@ -37,17 +103,29 @@ template <class S>
 Gradients backward_typed(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
   const c10::cuda::CUDAGuard guard(saved.states.device());
   BackwardTensors b = allocate_backward(saved, grads, saved.wx_type, 1);
+  if (b.d_states.defined()) b.d_states = rows_aligned(b.d_states);
   const auto p = backward_params<float, S>(problem, saved, b);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
-  cells::dispatch_cell(problem.cell, [&](auto c) {
-    check(launch_backward<decltype(c), S>(p, r_heads, at::cuda::getCurrentCUDAStream()),
-          "backward kernel");
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const bool tc = dispatch_tc<S>(problem.cell, saved.states.size(4),
+                                 max_shared_memory(saved.states.device()), [&](auto c, auto d) {
+    check(tc_launch_backward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
+          "tensor-core backward kernel");
   });
+  if (!tc)
+    cells::dispatch_cell(problem.cell, [&](auto c) {
+      check(launch_backward<decltype(c), S>(p, r_heads, stream), "backward kernel");
+    });
   return {b.d_wx, recurrent_weight_gradient(saved, b.d_rh), b.d_bias.sum(0).to(saved.b_type),
           b.d_s0};
 }
 
 }  // namespace
+
+bool uses_tensor_cores(Cell cell, const Inputs& in) {
+  return in.wx.is_cuda() &&
+         tc_takes(cell, in.wx.scalar_type(), in.wx.size(4), max_shared_memory(in.wx.device()));
+}
 
 std::string unsupported_reason(Cell cell, const Inputs& in) {
   if (!in.wx.is_cuda()) return "the fused backend runs on CUDA tensors only";
@@ -55,12 +133,11 @@ std::string unsupported_reason(Cell cell, const Inputs& in) {
   if (!is_cuda_storage_type(t))
     return "the fused backend takes bfloat16, float16 and float32, not " +
            std::string(c10::toString(t));
+  if (uses_tensor_cores(cell, in)) return "";
   const int64_t d = in.wx.size(4);
   const CellLayout l = cell_layout(cell);
-  const int64_t max_smem =
-      at::cuda::getDeviceProperties(in.wx.device().index())->sharedMemPerBlockOptin;
-  const std::string why =
-      unsupported_head_dim(l.gates, l.states, d, at::elementSize(t), max_smem);
+  const std::string why = unsupported_head_dim(l.gates, l.states, d, at::elementSize(t),
+                                               max_shared_memory(in.wx.device()));
   return why.empty() ? "" : "the fused backend cannot run head dimension " + std::to_string(d) +
                                 " in " + std::string(c10::toString(t)) + ": " + why;
 }

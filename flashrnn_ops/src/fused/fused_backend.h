@@ -1,6 +1,9 @@
 // The fused backend: one persistent kernel runs all T steps forward (and one
-// backward), R resident in shared memory, h kept on chip between steps
-// (fused_kernels.cuh). δR is one GEMM over all T·B rows after the backward.
+// backward), R resident on chip, h kept on chip between steps. bf16/fp16 with
+// the head dims of tc_tiling.h run the tensor-core kernels (R in registers,
+// tc_forward.cuh / tc_backward.cuh); everything else the first, FMA kernels
+// (R in shared memory, fused_kernels.cuh). δR is one GEMM over all T·B rows
+// after the backward.
 #pragma once
 
 #include <string>
@@ -11,6 +14,9 @@ namespace flashrnn::fused {
 
 // Empty when the backend runs the case, else why not.
 std::string unsupported_reason(Cell cell, const Inputs& in);
+
+// Whether the case runs on the tensor-core kernels.
+bool uses_tensor_cores(Cell cell, const Inputs& in);
 
 ForwardResult forward(const Problem& problem, const Inputs& in);
 

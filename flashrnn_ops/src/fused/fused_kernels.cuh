@@ -9,6 +9,7 @@
 #pragma once
 
 #include "fused/fused_launch.h"
+#include "fused/launch_persistent.cuh"
 #include "pointwise.h"
 
 namespace flashrnn::fused {
@@ -146,31 +147,20 @@ __global__ void __launch_bounds__(kThreads) fused_backward_kernel(BackwardStepPa
     initial_state_gradient_element<Cell>(q, element(i));
 }
 
-// One CTA per (tile of kTileRows batch rows, head), `smem` bytes of dynamic
-// shared memory (beyond 48 KB only after raising the kernel's limit).
-template <class Params, class S>
-cudaError_t launch_persistent(void (*kernel)(Params, const S*), int64_t smem, const Params& p,
-                              const S* r_heads, cudaStream_t stream) {
-  const cudaError_t status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-  if (status != cudaSuccess) return status;
-  const dim3 grid(unsigned((p.extent.batch + kTileRows - 1) / kTileRows), unsigned(p.extent.heads));
-  kernel<<<grid, kThreads, smem, stream>>>(p, r_heads);
-  return cudaGetLastError();
-}
-
 template <class Cell, class S>
 cudaError_t launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
                            cudaStream_t stream) {
   const Layout l = layout(Cell::kGates, Cell::kStates, p.extent.head_dim, sizeof(S));
-  return launch_persistent(fused_forward_kernel<Cell, S>, l.forward_smem, p, r_heads, stream);
+  return launch_persistent(fused_forward_kernel<Cell, S>, kThreads, kTileRows, l.forward_smem, p,
+                           r_heads, stream);
 }
 
 template <class Cell, class S>
 cudaError_t launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads,
                             cudaStream_t stream) {
   const Layout l = layout(Cell::kGates, Cell::kStates, p.extent.head_dim, sizeof(S));
-  return launch_persistent(fused_backward_kernel<Cell, S>, l.backward_smem, p, r_heads, stream);
+  return launch_persistent(fused_backward_kernel<Cell, S>, kThreads, kTileRows, l.backward_smem, p,
+                           r_heads, stream);
 }
 
 #define FLASHRNN_FUSED_INSTANTIATE_CELL(CELL, S)                                               \

@@ -1,0 +1,221 @@
+// The tensor-core backward: one persistent CTA per (head, 16 batch rows) runs
+// the steps T-1 … 0 (tiling in tc_tiling.h, the same as the forward's).
+//
+// Per step the gradient that reaches h_t through R is
+//   dh[b][k] = Σ_(g,d) δ(R h)_{t+1}[b][(g, d)] · R[g][d][k]
+// as m16n8k16 MMAs with M = the 16 batch rows, N = this warp's own head dims
+// k, K = every (gate, dim) of the head. Rᵀ is the B operand, in registers for
+// the whole sequence; δ(R h) of step t+1 is the A operand, from a
+// double-buffered shared tile every warp wrote in step t+1. The MMA leaves
+// dh exactly on the threads that own (b, k) in the pointwise part, so a step
+// needs one barrier. What the pointwise part reads from memory (cache(t),
+// states(t-1), the external gradient of states(t)) does not depend on the
+// recurrence: it is copied into a ring of shared stages with cp.async
+// kPrefetch steps ahead. The carried gradients and δb stay in fp32 registers;
+// δR is one GEMM after the kernel (recurrent_weight_gradient).
+#pragma once
+
+#include "fused/mma.cuh"
+#include "fused/tc_tiling.h"
+#include "pointwise.h"
+
+namespace flashrnn::fused {
+
+template <class Cell, class S, int D>
+__global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
+    tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads) {
+  using K = TcBackward<Cell, S, D>;
+  constexpr int G = Cell::kGates, NG = K::kGroups, KT = G * D / 16;
+  constexpr int C = Cell::kCache, NS = Cell::kStates;
+  constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
+  extern __shared__ __align__(16) unsigned char smem[];
+  S* delta_tiles = reinterpret_cast<S*>(smem + kStages * K::stage_bytes());  // [2][16][kDeltaPitch]
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x) * kTcRows;
+  const int64_t batch = p.extent.batch, steps = p.extent.steps;
+  const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
+  const auto row = [&](int r) { return lane / 4 + 8 * r; };
+  const auto dim = [&](int j) { return 8 * (warp * NG + j) + 2 * (lane % 4); };
+
+  // Rᵀ as B fragments: column k = 8·group + lane/4, K index (g, d) = 16·kt + 2·(lane%4) (+1, +8, +9).
+  uint32_t r_frag[NG][KT][2];
+  const S* r_head = r_heads + n * G * D * D;
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const S* w = r_head + int64_t(16 * kt + 8 * half + 2 * (lane % 4)) * D + 8 * (warp * NG + j) +
+                     lane / 4;
+        r_frag[j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
+      }
+
+  // Stage copies: 16-byte chunks of [row][cache slots, state slots][D] floats and
+  // [row][state slots][D] storage values.
+  constexpr int kFloatChunks = kTcRows * (C + NS) * D / 4, kGradChunks = kTcRows * NS * D / 8;
+  static_assert(kFloatChunks % kThreads == 0 && kGradChunks % kThreads == 0, "whole chunks");
+  const auto fetch = [&](int64_t t) {
+    if (t >= 0) {
+      unsigned char* stage = smem + int(t % kStages) * K::stage_bytes();
+      float* floats = reinterpret_cast<float*>(stage);
+      S* grads = reinterpret_cast<S*>(stage + kTcRows * K::kFloatPitch * 4);
+#pragma unroll
+      for (int i = 0; i < kFloatChunks / kThreads; ++i) {
+        const int c = threadIdx.x + i * kThreads;
+        const int r = c / ((C + NS) * D / 4), slot = c / (D / 4) % (C + NS), part = c % (D / 4);
+        const int64_t b = b0 + r;
+        if (b >= batch) continue;
+        const float* from = slot < C ? &p.cache.at(t, b, slot, n, 4 * part)
+                                     : (t > 0 ? &p.states.at(t - 1, b, slot - C, n, 4 * part) : nullptr);
+        if (from) mma::copy_async_16(floats + r * K::kFloatPitch + slot * D + 4 * part, from);
+      }
+      if (p.d_states.ptr)
+#pragma unroll
+        for (int i = 0; i < kGradChunks / kThreads; ++i) {
+          const int c = threadIdx.x + i * kThreads;
+          const int r = c / (NS * D / 8), s = c / (D / 8) % NS, part = c % (D / 8);
+          const int64_t b = b0 + r;
+          if (b < batch)
+            mma::copy_async_16(grads + r * K::kGradPitch + s * D + 8 * part,
+                               &p.d_states.at(t, b, s, n, 8 * part));
+        }
+    }
+    mma::commit_copies();  // one group per step, empty or not
+  };
+  for (int i = 0; i < kPrefetch; ++i) fetch(steps - 1 - i);
+
+  // Per element [group][row][dim pair]: states(t) (read as states(t-1) one
+  // step earlier), the carried gradients, and the sums for δb and δs0.
+  float s_next[NG][2][2][NS], carry[NG][2][2][NS] = {}, d_s0[NG][2][2][NS] = {};
+  float d_bias[NG][2][2][Cell::kBiases] = {};
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+#pragma unroll
+        for (int s = 0; s < NS; ++s)
+          s_next[j][r][e][s] = b0 + row(r) < batch ? p.states.at(steps - 1, b0 + row(r), s, n, dim(j) + e) : 0.f;
+
+  // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ, two accumulator sets to halve the chain.
+  const auto gradient_through_r = [&](int64_t t_next, float (&dh)[NG][4]) {
+    const S* delta = delta_tiles + int(t_next & 1) * kTcRows * K::kDeltaPitch;
+    float acc[2][NG][4] = {};
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt) {
+      uint32_t a[4];
+      mma::load_a_fragment(a, delta + 16 * kt, K::kDeltaPitch);
+#pragma unroll
+      for (int j = 0; j < NG; ++j) mma::mma_16816<S>(acc[kt % 2][j], a, r_frag[j][kt]);
+    }
+#pragma unroll
+    for (int j = 0; j < NG; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const float g = acc[0][j][c] + acc[1][j][c];
+        dh[j][c] = p.gradient_clip > 0.f ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
+      }
+  };
+
+  for (int64_t t = steps - 1; t >= 0; --t) {
+    mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
+    __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written
+    fetch(t - kPrefetch);               // into the stage step t+1 used
+
+    const bool last = t + 1 == steps;
+    float dh[NG][4] = {};
+    if (through_r && !last) gradient_through_r(t + 1, dh);
+
+    const unsigned char* stage = smem + int(t % kStages) * K::stage_bytes();
+    const float* floats = reinterpret_cast<const float*>(stage);
+    const S* grads = reinterpret_cast<const S*>(stage + kTcRows * K::kFloatPitch * 4);
+    S* delta_out = delta_tiles + int(t & 1) * kTcRows * K::kDeltaPitch;
+#pragma unroll
+    for (int j = 0; j < NG; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int64_t b = b0 + row(r);
+        const bool valid = b < batch;
+        const int d = dim(j);
+        const float* f = floats + row(r) * K::kFloatPitch + d;
+        const bool from_initial = t == 0 || (valid && p.reset.at(b, t));
+        const bool reset_next = valid && !last && p.reset.at(b, t + 1);
+        // Both dims of the pair at once: 8-byte shared loads, 4-byte stores.
+        float cache[2][C], s_prev[2][NS], ds[2][NS], dwx[2][G], drh[2][G];
+        float s_next_prev[NS][2];  // states(t-1): step t-1's s_next
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          const float2 v = *reinterpret_cast<const float2*>(f + c * D);
+          cache[0][c] = v.x;
+          cache[1][c] = v.y;
+        }
+#pragma unroll
+        for (int s = 0; s < NS; ++s) {
+          const float2 prev = t > 0 ? *reinterpret_cast<const float2*>(f + (C + s) * D) : make_float2(0.f, 0.f);
+          const float2 ext = p.d_states.ptr ? mma::unpack<S>(*reinterpret_cast<const uint32_t*>(
+                                                  grads + row(r) * K::kGradPitch + s * D + d))
+                                            : make_float2(0.f, 0.f);
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            s_prev[e][s] = from_initial ? (valid ? p.s0.at(0, b, s, n, d + e) : 0.f) : (e ? prev.y : prev.x);
+            ds[e][s] = carry[j][r][e][s] + (s == 0 ? dh[j][2 * r + e] : 0.f);
+            if (reset_next) {  // step t+1 started from s0: what reaches s_t belongs to s0
+              d_s0[j][r][e][s] += ds[e][s];
+              ds[e][s] = 0.f;
+            }
+            ds[e][s] += e ? ext.y : ext.x;
+            if (last && p.d_last.ptr && valid) ds[e][s] += static_cast<float>(p.d_last.at(0, b, s, n, d + e));
+          }
+          s_next_prev[s][0] = prev.x;
+          s_next_prev[s][1] = prev.y;
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float db[Cell::kBiases], ds_prev[NS];
+          Cell::backward(cache[e], s_prev[e], s_next[j][r][e], ds[e], dwx[e], drh[e], db, ds_prev);
+#pragma unroll
+          for (int k = 0; k < Cell::kBiases; ++k) d_bias[j][r][e][k] += db[k];
+#pragma unroll
+          for (int s = 0; s < NS; ++s) {
+            carry[j][r][e][s] = ds_prev[s];
+            s_next[j][r][e][s] = s_next_prev[s][e];
+          }
+        }
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const uint32_t packed = mma::pack<S>(drh[0][g], drh[1][g]);
+          if (valid) {
+            *reinterpret_cast<uint32_t*>(&p.d_rh.at(t, b, g, n, d)) = packed;
+            *reinterpret_cast<uint32_t*>(&p.d_wx.at(t, b, g, n, d)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
+          }
+          *reinterpret_cast<uint32_t*>(delta_out + row(r) * K::kDeltaPitch + g * D + d) = packed;
+        }
+      }
+  }
+  mma::wait_copies<0>();
+  __syncthreads();  // δ(R h)_0 is written
+
+  float dh[NG][4] = {};
+  if (through_r) gradient_through_r(0, dh);
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t b = b0 + row(r);
+      if (b >= batch) continue;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int d = dim(j) + e;
+#pragma unroll
+        for (int s = 0; s < NS; ++s)
+          p.d_s0.at(0, b, s, n, d) += d_s0[j][r][e][s] + carry[j][r][e][s] + (s == 0 ? dh[j][2 * r + e] : 0.f);
+#pragma unroll
+        for (int k = 0; k < Cell::kBiases; ++k) p.d_bias.at(0, b, k, n, d) += d_bias[j][r][e][k];
+      }
+    }
+}
+
+}  // namespace flashrnn::fused

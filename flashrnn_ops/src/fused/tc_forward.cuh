@@ -1,0 +1,185 @@
+// The tensor-core forward: one persistent CTA per (head, 16 batch rows) runs
+// all T steps (tiling in tc_tiling.h).
+//
+// Per step:  out[b][(g, d)] = Σ_k h_{t-1}[b][k] · R[g][d][k]
+// as m16n8k16 MMAs with M = the 16 batch rows, N = this warp's (gate, dim)
+// columns, K = the head dim. R is the B operand and lives in registers for
+// the whole sequence; h_{t-1} is the A operand, read with ldmatrix from a
+// double-buffered shared tile that the previous step wrote, so a step needs
+// one barrier. Wx of step t+kPrefetch is copied into a ring of shared stages
+// with cp.async while step t computes. The accumulators come out holding every
+// gate of the thread's own elements, so the cell runs on registers, with c, n,
+// m carried in fp32 registers from step to step.
+#pragma once
+
+#include "fused/mma.cuh"
+#include "fused/tc_tiling.h"
+#include "pointwise.h"
+
+namespace flashrnn::fused {
+
+template <class Cell, class S, int D>
+__global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
+    tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
+  using K = TcForward<Cell, S, D>;
+  constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16;
+  constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
+  extern __shared__ __align__(16) unsigned char smem[];
+  S* wx_stages = reinterpret_cast<S*>(smem);                  // [kStages][16][kWxPitch]
+  S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;   // [2][16][kHPitch]
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x) * kTcRows;
+  const int64_t batch = p.extent.batch, steps = p.extent.steps;
+  // This thread's elements: rows lane/4 (+8), dims dim(j) (+1) for each group j.
+  const auto row = [&](int r) { return lane / 4 + 8 * r; };
+  const auto dim = [&](int j) { return 8 * (warp * NG + j) + 2 * (lane % 4); };
+
+  // R as B fragments: column (g, d = 8·group + lane/4), k = 16·kt + 2·(lane%4) (+1, +8, +9).
+  uint32_t r_frag[NG][G][KT][2];
+  const S* r_head = r_heads + n * G * D * D;
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int kt = 0; kt < KT; ++kt) {
+        const S* w = r_head + int64_t(g * D + 8 * (warp * NG + j) + lane / 4) * D + 16 * kt +
+                     2 * (lane % 4);
+        r_frag[j][g][kt][0] = *reinterpret_cast<const uint32_t*>(w);
+        r_frag[j][g][kt][1] = *reinterpret_cast<const uint32_t*>(w + 8);
+      }
+
+  // Biases and the carried states of the thread's elements, [group][row][dim pair].
+  float bias[NG][2][Cell::kBiases];
+  float state[NG][2][2][Cell::kStates];
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+#pragma unroll
+      for (int k = 0; k < Cell::kBiases; ++k)
+        bias[j][e][k] = static_cast<float>(p.bias.at(0, 0, k, n, dim(j) + e));
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t b = b0 + row(r);
+      float h0[2] = {0.f, 0.f};
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+#pragma unroll
+        for (int s = 0; s < Cell::kStates; ++s)
+          state[j][r][e][s] = b < batch ? p.s0.at(0, b, s, n, dim(j) + e) : 0.f;
+      if (b < batch) {
+        h0[0] = state[j][r][0][0];
+        h0[1] = state[j][r][1][0];
+        if (p.h_gemm.ptr)
+          *reinterpret_cast<uint32_t*>(&p.h_gemm.at(0, b, 0, n, dim(j))) = mma::pack<S>(h0[0], h0[1]);
+      }
+      // Step 0 reads h_{-1} from tile 1.
+      *reinterpret_cast<uint32_t*>(h_tiles + (kTcRows + row(r)) * K::kHPitch + dim(j)) =
+          mma::pack<S>(h0[0], h0[1]);
+    }
+
+  // Wx copies: this thread's 16-byte chunks of a stage [row][gate][D].
+  constexpr int kChunksPerRow = D / 8, kChunks = kTcRows * G * kChunksPerRow;
+  static_assert(kChunks % kThreads == 0, "whole chunks per thread");
+  constexpr int kCopies = kChunks / kThreads;
+  const S* copy_from[kCopies];
+  int copy_to[kCopies];
+#pragma unroll
+  for (int i = 0; i < kCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int r = c / (G * kChunksPerRow), g = c / kChunksPerRow % G, part = c % kChunksPerRow;
+    copy_from[i] = b0 + r < batch ? &p.wx.at(0, b0 + r, g, n, 8 * part) : nullptr;
+    copy_to[i] = r * K::kWxPitch + g * D + 8 * part;
+  }
+  const auto fetch_wx = [&](int64_t t) {
+    if (t < steps) {
+      S* stage = wx_stages + int(t % kStages) * kTcRows * K::kWxPitch;
+#pragma unroll
+      for (int i = 0; i < kCopies; ++i)
+        if (copy_from[i]) mma::copy_async_16(stage + copy_to[i], copy_from[i] + t * p.wx.time_stride);
+    }
+    mma::commit_copies();  // one group per step, empty or not, so the counting holds
+  };
+  for (int t = 0; t < kPrefetch; ++t) fetch_wx(t);
+
+  for (int64_t t = 0; t < steps; ++t) {
+    mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
+    __syncthreads();                    // everyone's are; h_{t-1} is written
+    fetch_wx(t + kPrefetch);            // into the stage step t-1 used
+
+    float acc[NG][G][4] = {};
+    const S* h_prev = h_tiles + int((t + 1) & 1) * kTcRows * K::kHPitch;
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt) {
+      uint32_t a[4];
+      mma::load_a_fragment(a, h_prev + 16 * kt, K::kHPitch);
+#pragma unroll
+      for (int j = 0; j < NG; ++j)
+#pragma unroll
+        for (int g = 0; g < G; ++g) mma::mma_16816<S>(acc[j][g], a, r_frag[j][g][kt]);
+    }
+
+    const S* wx = wx_stages + int(t % kStages) * kTcRows * K::kWxPitch;
+    S* h_next = h_tiles + int(t & 1) * kTcRows * K::kHPitch;
+#pragma unroll
+    for (int j = 0; j < NG; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int64_t b = b0 + row(r);
+        const bool valid = b < batch;
+        const int d = dim(j);
+        if (valid && t > 0 && p.reset.at(b, t))
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+#pragma unroll
+            for (int s = 0; s < Cell::kStates; ++s) state[j][r][e][s] = p.s0.at(0, b, s, n, d + e);
+        float wx_e[2][G], rh_e[2][G], cache[2][Cell::kCache];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const float2 v =
+              mma::unpack<S>(*reinterpret_cast<const uint32_t*>(wx + row(r) * K::kWxPitch + g * D + d));
+          wx_e[0][g] = v.x;
+          wx_e[1][g] = v.y;
+          rh_e[0][g] = acc[j][g][2 * r];
+          rh_e[1][g] = acc[j][g][2 * r + 1];
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float next[Cell::kStates];
+          Cell::forward(wx_e[e], rh_e[e], bias[j][e], state[j][r][e], next, cache[e]);
+          if (p.forward_clip > 0.f) next[0] = cells::clamp_(next[0], -p.forward_clip, p.forward_clip);
+#pragma unroll
+          for (int s = 0; s < Cell::kStates; ++s) state[j][r][e][s] = next[s];
+        }
+        float h_fed[2] = {state[j][r][0][0], state[j][r][1][0]};
+        if (valid) {
+#pragma unroll
+          for (int s = 0; s < Cell::kStates; ++s) {
+            *reinterpret_cast<float2*>(&p.states.at(t, b, s, n, d)) =
+                make_float2(state[j][r][0][s], state[j][r][1][s]);
+            if (p.states_out.ptr)
+              *reinterpret_cast<uint32_t*>(&p.states_out.at(t, b, s, n, d)) =
+                  mma::pack<S>(state[j][r][0][s], state[j][r][1][s]);
+          }
+#pragma unroll
+          for (int c = 0; c < Cell::kCache; ++c)
+            *reinterpret_cast<float2*>(&p.cache.at(t, b, c, n, d)) = make_float2(cache[0][c], cache[1][c]);
+          if (t + 1 < steps) {
+            if (p.reset.at(b, t + 1))
+#pragma unroll
+              for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
+            if (p.h_gemm.ptr)
+              *reinterpret_cast<uint32_t*>(&p.h_gemm.at(t + 1, b, 0, n, d)) = mma::pack<S>(h_fed[0], h_fed[1]);
+          }
+        }
+        *reinterpret_cast<uint32_t*>(h_next + row(r) * K::kHPitch + d) = mma::pack<S>(h_fed[0], h_fed[1]);
+      }
+  }
+  mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
+}
+
+}  // namespace flashrnn::fused

@@ -1,0 +1,44 @@
+// Launchers of the tensor-core fused kernels and the macro that instantiates
+// them for one storage type and head dim (fused/instances/, one file each).
+#pragma once
+
+#include "cells/elman.h"
+#include "cells/gru.h"
+#include "cells/lstm.h"
+#include "cells/slstm.h"
+#include "fused/fused_launch.h"
+#include "fused/launch_persistent.cuh"
+#include "fused/tc_backward.cuh"
+#include "fused/tc_forward.cuh"
+
+namespace flashrnn::fused {
+
+template <class Cell, class S, int D>
+cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
+                              cudaStream_t stream) {
+  using K = TcForward<Cell, S, D>;
+  return launch_persistent(tc_forward_kernel<Cell, S, D>, K::Tiling::kThreads, kTcRows,
+                           K::smem_bytes(), p, r_heads, stream);
+}
+
+template <class Cell, class S, int D>
+cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads,
+                               cudaStream_t stream) {
+  using K = TcBackward<Cell, S, D>;
+  return launch_persistent(tc_backward_kernel<Cell, S, D>, K::Tiling::kThreads, kTcRows,
+                           K::smem_bytes(), p, r_heads, stream);
+}
+
+#define FLASHRNN_TC_INSTANTIATE_CELL(CELL, S, D)                                                \
+  template cudaError_t tc_launch_forward<cells::CELL, S, D>(const ForwardStepParams<float, S>&, \
+                                                            const S*, cudaStream_t);            \
+  template cudaError_t tc_launch_backward<cells::CELL, S, D>(                                   \
+      const BackwardStepParams<float, S>&, const S*, cudaStream_t);
+
+#define FLASHRNN_TC_INSTANTIATE(S, D)          \
+  FLASHRNN_TC_INSTANTIATE_CELL(Lstm, S, D)     \
+  FLASHRNN_TC_INSTANTIATE_CELL(Slstm, S, D)    \
+  FLASHRNN_TC_INSTANTIATE_CELL(Gru, S, D)      \
+  FLASHRNN_TC_INSTANTIATE_CELL(Elman, S, D)
+
+}  // namespace flashrnn::fused
