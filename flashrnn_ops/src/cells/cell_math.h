@@ -32,4 +32,38 @@ template <class T> FLASHRNN_HD T log_sigmoid(T x) {
   return min_(x, T(0)) - log1p_(exp_(-abs_x));
 }
 
+// Math policies: a cell computes its activations through M::exp, M::tanh,
+// M::sigmoid and M::log_sigmoid, M a template parameter of its forward and backward.
+// PreciseMath is libm's: every backend's default and the float64 reference.
+struct PreciseMath {
+  template <class T> FLASHRNN_HD static T exp(T x) { return exp_(x); }
+  template <class T> FLASHRNN_HD static T tanh(T x) { return tanh_(x); }
+  template <class T> FLASHRNN_HD static T sigmoid(T x) { return cells::sigmoid(x); }
+  template <class T> FLASHRNN_HD static T log_sigmoid(T x) { return cells::log_sigmoid(x); }
+};
+
+// FastMath uses the GPU's special-function unit (tanh.approx, ex2.approx,
+// lg2.approx: relative error below ~1e-3), a few instructions where libm's
+// float versions take tens with branches. The tensor-core kernels use it: their
+// operands are bf16/fp16, rounded far more coarsely. On the host it is PreciseMath.
+struct FastMath {
+#if defined(__CUDA_ARCH__)
+  __device__ __forceinline__ static float tanh(float x) {
+    float y;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+  }
+  __device__ __forceinline__ static float exp(float x) { return __expf(x); }
+  __device__ __forceinline__ static float sigmoid(float x) { return 0.5f * tanh(0.5f * x) + 0.5f; }
+  __device__ __forceinline__ static float log_sigmoid(float x) {
+    return fminf(x, 0.f) - __logf(1.f + __expf(-fabsf(x)));
+  }
+#else
+  template <class T> static T exp(T x) { return exp_(x); }
+  template <class T> static T tanh(T x) { return tanh_(x); }
+  template <class T> static T sigmoid(T x) { return cells::sigmoid(x); }
+  template <class T> static T log_sigmoid(T x) { return cells::log_sigmoid(x); }
+#endif
+};
+
 }  // namespace flashrnn::cells

@@ -12,13 +12,13 @@ struct Elman {
   static constexpr int kStates = 1;  // h
   static constexpr int kCache = 1;   // h_t before any forward clip
 
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,
                                   T* s_next, T* cache) {
-    s_next[0] = cache[0] = tanh_(wx[0] + rh[0] + bias[0]);
+    s_next[0] = cache[0] = M::tanh(wx[0] + rh[0] + bias[0]);
   }
 
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void backward(const T* cache, const T* s_prev, const T* s_next, const T* ds,
                                    T* dwx, T* drh, T* db, T* ds_prev) {
     const T h = cache[0];

@@ -14,13 +14,13 @@ struct Gru {
   static constexpr int kStates = 1;  // h
   static constexpr int kCache = 4;   // r, z, n, R_n·h + b_hn
 
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,
                                   T* s_next, T* cache) {
-    const T r = sigmoid(wx[0] + rh[0] + bias[0]);
-    const T z = sigmoid(wx[1] + rh[1] + bias[1]);
+    const T r = M::sigmoid(wx[0] + rh[0] + bias[0]);
+    const T z = M::sigmoid(wx[1] + rh[1] + bias[1]);
     const T n_rec = rh[2] + bias[3];
-    const T n = tanh_(wx[2] + bias[2] + r * n_rec);
+    const T n = M::tanh(wx[2] + bias[2] + r * n_rec);
     s_next[0] = (T(1) - z) * n + z * s_prev[0];
     cache[0] = r;
     cache[1] = z;
@@ -28,7 +28,7 @@ struct Gru {
     cache[3] = n_rec;
   }
 
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void backward(const T* cache, const T* s_prev, const T* s_next, const T* ds,
                                    T* dwx, T* drh, T* db, T* ds_prev) {
     const T r = cache[0], z = cache[1], n = cache[2], n_rec = cache[3];

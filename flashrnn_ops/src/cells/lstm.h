@@ -13,15 +13,15 @@ struct Lstm {
   static constexpr int kCache = 4;   // activated gates i, f, z, o
 
   // wx: input pre-activations, rh: R·h_{t-1}, bias: b (one value per slot).
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,
                                   T* s_next, T* cache) {
-    const T i = sigmoid(wx[0] + rh[0] + bias[0]);
-    const T f = sigmoid(wx[1] + rh[1] + bias[1]);
-    const T z = tanh_(wx[2] + rh[2] + bias[2]);
-    const T o = sigmoid(wx[3] + rh[3] + bias[3]);
+    const T i = M::sigmoid(wx[0] + rh[0] + bias[0]);
+    const T f = M::sigmoid(wx[1] + rh[1] + bias[1]);
+    const T z = M::tanh(wx[2] + rh[2] + bias[2]);
+    const T o = M::sigmoid(wx[3] + rh[3] + bias[3]);
     const T c = f * s_prev[1] + i * z;
-    s_next[0] = o * tanh_(c);
+    s_next[0] = o * M::tanh(c);
     s_next[1] = c;
     cache[0] = i;
     cache[1] = f;
@@ -32,11 +32,11 @@ struct Lstm {
   // ds: total gradient of the states after this step. Writes the gradients of the
   // input pre-activations (dwx), of R·h (drh), of the biases (db) and the part of
   // the previous states' gradient that does not pass through R (ds_prev).
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void backward(const T* cache, const T* s_prev, const T* s_next, const T* ds,
                                    T* dwx, T* drh, T* db, T* ds_prev) {
     const T i = cache[0], f = cache[1], z = cache[2], o = cache[3];
-    const T tanh_c = tanh_(s_next[1]);
+    const T tanh_c = M::tanh(s_next[1]);
     const T dh = ds[0];
     const T dc = ds[1] + dh * o * (T(1) - tanh_c * tanh_c);
     const T d[4] = {dc * z * i * (T(1) - i), dc * s_prev[1] * f * (T(1) - f),

@@ -13,20 +13,20 @@ struct Slstm {
   static constexpr int kStates = 4;  // h, c, n, m
   static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
 
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,
                                   T* s_next, T* cache) {
     const T i_pre = wx[0] + rh[0] + bias[0];
     const T f_pre = wx[1] + rh[1] + bias[1];
-    const T z = tanh_(wx[2] + rh[2] + bias[2]);
-    const T o = sigmoid(wx[3] + rh[3] + bias[3]);
+    const T z = M::tanh(wx[2] + rh[2] + bias[2]);
+    const T o = M::sigmoid(wx[3] + rh[3] + bias[3]);
     const T c_prev = s_prev[1], n_prev = s_prev[2], m_prev = s_prev[3];
-    const T log_f = log_sigmoid(f_pre);
+    const T log_f = M::log_sigmoid(f_pre);
     // n == 0 only before the first step: the stabiliser then starts at ĩ.
     const T m = n_prev == T(0) ? i_pre : max_(i_pre, log_f + m_prev);
     // Both are ≤ 1 by construction of m; the clamp guards against rounding.
-    const T i_gate = min_(exp_(i_pre - m), T(1));
-    const T f_gate = min_(exp_(log_f + m_prev - m), T(1));
+    const T i_gate = min_(M::exp(i_pre - m), T(1));
+    const T f_gate = min_(M::exp(log_f + m_prev - m), T(1));
     const T c = f_gate * c_prev + i_gate * z;
     const T n = max_(T(1), f_gate * n_prev + i_gate);
     s_next[0] = o * c / n;
@@ -37,11 +37,11 @@ struct Slstm {
     cache[1] = f_gate;
     cache[2] = z;
     cache[3] = o;
-    cache[4] = sigmoid(f_pre);
+    cache[4] = M::sigmoid(f_pre);
   }
 
   // m is treated as a constant and the clamp of n as the identity (as the original).
-  template <class T>
+  template <class T, class M = PreciseMath>
   FLASHRNN_HD static void backward(const T* cache, const T* s_prev, const T* s_next, const T* ds,
                                    T* dwx, T* drh, T* db, T* ds_prev) {
     const T i_gate = cache[0], f_gate = cache[1], z = cache[2], o = cache[3], sig_f = cache[4];

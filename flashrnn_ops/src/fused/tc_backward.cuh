@@ -15,6 +15,7 @@
 // δR is one GEMM after the kernel (recurrent_weight_gradient).
 #pragma once
 
+#include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
 #include "fused/tc_tiling.h"
 #include "pointwise.h"
@@ -52,35 +53,48 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         r_frag[j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
       }
 
-  // Stage copies: 16-byte chunks of [row][cache slots, state slots][D] floats and
-  // [row][state slots][D] storage values.
+  // Stage copies: this thread's 16-byte chunks of [row][cache slots, state
+  // slots][D] floats and of [row][state slots][D] storage values, their
+  // sources fixed at step 0 (states: the step before), null past the batch.
   constexpr int kFloatChunks = kTcRows * (C + NS) * D / 4, kGradChunks = kTcRows * NS * D / 8;
   static_assert(kFloatChunks % kThreads == 0 && kGradChunks % kThreads == 0, "whole chunks");
+  constexpr int kFloatCopies = kFloatChunks / kThreads, kGradCopies = kGradChunks / kThreads;
+  const float* float_from[kFloatCopies];
+  int float_to[kFloatCopies];
+  bool from_states[kFloatCopies];
+#pragma unroll
+  for (int i = 0; i < kFloatCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int r = c / ((C + NS) * D / 4), slot = c / (D / 4) % (C + NS), part = c % (D / 4);
+    const int64_t b = b0 + r;
+    from_states[i] = slot >= C;
+    float_from[i] = b >= batch ? nullptr
+                    : slot < C ? &p.cache.at(0, b, slot, n, 4 * part)
+                               : &p.states.at(0, b, slot - C, n, 4 * part) - p.states.time_stride;
+    float_to[i] = r * K::kFloatPitch + slot * D + 4 * part;
+  }
+  const S* grad_from[kGradCopies];
+  int grad_to[kGradCopies];
+#pragma unroll
+  for (int i = 0; i < kGradCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int r = c / (NS * D / 8), s = c / (D / 8) % NS, part = c % (D / 8);
+    grad_from[i] = b0 + r < batch && p.d_states.ptr ? &p.d_states.at(0, b0 + r, s, n, 8 * part) : nullptr;
+    grad_to[i] = r * K::kGradPitch + s * D + 8 * part;
+  }
   const auto fetch = [&](int64_t t) {
     if (t >= 0) {
       unsigned char* stage = smem + int(t % kStages) * K::stage_bytes();
       float* floats = reinterpret_cast<float*>(stage);
       S* grads = reinterpret_cast<S*>(stage + kTcRows * K::kFloatPitch * 4);
 #pragma unroll
-      for (int i = 0; i < kFloatChunks / kThreads; ++i) {
-        const int c = threadIdx.x + i * kThreads;
-        const int r = c / ((C + NS) * D / 4), slot = c / (D / 4) % (C + NS), part = c % (D / 4);
-        const int64_t b = b0 + r;
-        if (b >= batch) continue;
-        const float* from = slot < C ? &p.cache.at(t, b, slot, n, 4 * part)
-                                     : (t > 0 ? &p.states.at(t - 1, b, slot - C, n, 4 * part) : nullptr);
-        if (from) mma::copy_async_16(floats + r * K::kFloatPitch + slot * D + 4 * part, from);
-      }
-      if (p.d_states.ptr)
+      for (int i = 0; i < kFloatCopies; ++i)  // states(t-1) only from step 1 on
+        if (float_from[i] && (t > 0 || !from_states[i]))
+          mma::copy_async_16(floats + float_to[i],
+                             float_from[i] + t * (from_states[i] ? p.states.time_stride : p.cache.time_stride));
 #pragma unroll
-        for (int i = 0; i < kGradChunks / kThreads; ++i) {
-          const int c = threadIdx.x + i * kThreads;
-          const int r = c / (NS * D / 8), s = c / (D / 8) % NS, part = c % (D / 8);
-          const int64_t b = b0 + r;
-          if (b < batch)
-            mma::copy_async_16(grads + r * K::kGradPitch + s * D + 8 * part,
-                               &p.d_states.at(t, b, s, n, 8 * part));
-        }
+      for (int i = 0; i < kGradCopies; ++i)
+        if (grad_from[i]) mma::copy_async_16(grads + grad_to[i], grad_from[i] + t * p.d_states.time_stride);
     }
     mma::commit_copies();  // one group per step, empty or not
   };
@@ -99,6 +113,16 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 #pragma unroll
         for (int s = 0; s < NS; ++s)
           s_next[j][r][e][s] = b0 + row(r) < batch ? p.states.at(steps - 1, b0 + row(r), s, n, dim(j) + e) : 0.f;
+
+  ElementPointer<S> d_wx_at[NG][2], d_rh_at[NG][2];
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (b0 + row(r) < batch) {
+        d_wx_at[j][r] = element_pointer(p.d_wx, b0 + row(r), n, dim(j));
+        d_rh_at[j][r] = element_pointer(p.d_rh, b0 + row(r), n, dim(j));
+      }
 
   // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ, two accumulator sets to halve the chain.
   const auto gradient_through_r = [&](int64_t t_next, float (&dh)[NG][4]) {
@@ -175,7 +199,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           float db[Cell::kBiases], ds_prev[NS];
-          Cell::backward(cache[e], s_prev[e], s_next[j][r][e], ds[e], dwx[e], drh[e], db, ds_prev);
+          Cell::template backward<float, cells::FastMath>(cache[e], s_prev[e], s_next[j][r][e], ds[e],
+                                                          dwx[e], drh[e], db, ds_prev);
 #pragma unroll
           for (int k = 0; k < Cell::kBiases; ++k) d_bias[j][r][e][k] += db[k];
 #pragma unroll
@@ -188,8 +213,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         for (int g = 0; g < G; ++g) {
           const uint32_t packed = mma::pack<S>(drh[0][g], drh[1][g]);
           if (valid) {
-            *reinterpret_cast<uint32_t*>(&p.d_rh.at(t, b, g, n, d)) = packed;
-            *reinterpret_cast<uint32_t*>(&p.d_wx.at(t, b, g, n, d)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
+            *reinterpret_cast<uint32_t*>(d_rh_at[j][r].at(t, g)) = packed;
+            *reinterpret_cast<uint32_t*>(d_wx_at[j][r].at(t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
           }
           *reinterpret_cast<uint32_t*>(delta_out + row(r) * K::kDeltaPitch + g * D + d) = packed;
         }

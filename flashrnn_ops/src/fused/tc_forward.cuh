@@ -12,6 +12,7 @@
 // m carried in fp32 registers from step to step.
 #pragma once
 
+#include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
 #include "fused/tc_tiling.h"
 #include "pointwise.h"
@@ -82,6 +83,21 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
           mma::pack<S>(h0[0], h0[1]);
     }
 
+  // Where the thread's elements go, [group][row]; rows past the batch stay null.
+  ElementPointer<float> states_at[NG][2], cache_at[NG][2];
+  ElementPointer<S> out_at[NG][2], h_gemm_at[NG][2];
+#pragma unroll
+  for (int j = 0; j < NG; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t b = b0 + row(r);
+      if (b >= batch) continue;
+      states_at[j][r] = element_pointer(p.states, b, n, dim(j));
+      cache_at[j][r] = element_pointer(p.cache, b, n, dim(j));
+      out_at[j][r] = element_pointer(p.states_out, b, n, dim(j));
+      h_gemm_at[j][r] = element_pointer(p.h_gemm, b, n, dim(j));
+    }
+
   // Wx copies: this thread's 16-byte chunks of a stage [row][gate][D].
   constexpr int kChunksPerRow = D / 8, kChunks = kTcRows * G * kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "whole chunks per thread");
@@ -150,7 +166,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           float next[Cell::kStates];
-          Cell::forward(wx_e[e], rh_e[e], bias[j][e], state[j][r][e], next, cache[e]);
+          Cell::template forward<float, cells::FastMath>(wx_e[e], rh_e[e], bias[j][e], state[j][r][e],
+                                                         next, cache[e]);
           if (p.forward_clip > 0.f) next[0] = cells::clamp_(next[0], -p.forward_clip, p.forward_clip);
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) state[j][r][e][s] = next[s];
@@ -159,21 +176,21 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
-            *reinterpret_cast<float2*>(&p.states.at(t, b, s, n, d)) =
+            *reinterpret_cast<float2*>(states_at[j][r].at(t, s)) =
                 make_float2(state[j][r][0][s], state[j][r][1][s]);
-            if (p.states_out.ptr)
-              *reinterpret_cast<uint32_t*>(&p.states_out.at(t, b, s, n, d)) =
+            if (out_at[j][r])
+              *reinterpret_cast<uint32_t*>(out_at[j][r].at(t, s)) =
                   mma::pack<S>(state[j][r][0][s], state[j][r][1][s]);
           }
 #pragma unroll
           for (int c = 0; c < Cell::kCache; ++c)
-            *reinterpret_cast<float2*>(&p.cache.at(t, b, c, n, d)) = make_float2(cache[0][c], cache[1][c]);
+            *reinterpret_cast<float2*>(cache_at[j][r].at(t, c)) = make_float2(cache[0][c], cache[1][c]);
           if (t + 1 < steps) {
             if (p.reset.at(b, t + 1))
 #pragma unroll
               for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
-            if (p.h_gemm.ptr)
-              *reinterpret_cast<uint32_t*>(&p.h_gemm.at(t + 1, b, 0, n, d)) = mma::pack<S>(h_fed[0], h_fed[1]);
+            if (h_gemm_at[j][r])
+              *reinterpret_cast<uint32_t*>(h_gemm_at[j][r].at(t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
           }
         }
         *reinterpret_cast<uint32_t*>(h_next + row(r) * K::kHPitch + d) = mma::pack<S>(h_fed[0], h_fed[1]);
