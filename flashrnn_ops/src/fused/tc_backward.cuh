@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
   }
   const auto fetch = [&](int64_t t) {
     if (t >= 0) {
-      unsigned char* stage = smem + int(t % kStages) * K::stage_bytes();
+      unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
       float* floats = reinterpret_cast<float*>(stage);
       S* grads = reinterpret_cast<S*>(stage + kTcRows * K::kFloatPitch * 4);
 #pragma unroll
@@ -114,14 +114,14 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         for (int s = 0; s < NS; ++s)
           s_next[j][r][e][s] = b0 + row(r) < batch ? p.states.at(steps - 1, b0 + row(r), s, n, dim(j) + e) : 0.f;
 
-  ElementPointer<S> d_wx_at[NG][2], d_rh_at[NG][2];
+  S *d_wx_at[NG][2] = {}, *d_rh_at[NG][2] = {};
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       if (b0 + row(r) < batch) {
-        d_wx_at[j][r] = element_pointer(p.d_wx, b0 + row(r), n, dim(j));
-        d_rh_at[j][r] = element_pointer(p.d_rh, b0 + row(r), n, dim(j));
+        d_wx_at[j][r] = element_origin(p.d_wx, b0 + row(r), n, dim(j));
+        d_rh_at[j][r] = element_origin(p.d_rh, b0 + row(r), n, dim(j));
       }
 
   // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ, two accumulator sets to halve the chain.
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     float dh[NG][4] = {};
     if (through_r && !last) gradient_through_r(t + 1, dh);
 
-    const unsigned char* stage = smem + int(t % kStages) * K::stage_bytes();
+    const unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
     const float* floats = reinterpret_cast<const float*>(stage);
     const S* grads = reinterpret_cast<const S*>(stage + kTcRows * K::kFloatPitch * 4);
     S* delta_out = delta_tiles + int(t & 1) * kTcRows * K::kDeltaPitch;
@@ -213,8 +213,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         for (int g = 0; g < G; ++g) {
           const uint32_t packed = mma::pack<S>(drh[0][g], drh[1][g]);
           if (valid) {
-            *reinterpret_cast<uint32_t*>(d_rh_at[j][r].at(t, g)) = packed;
-            *reinterpret_cast<uint32_t*>(d_wx_at[j][r].at(t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
+            *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
+            *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
           }
           *reinterpret_cast<uint32_t*>(delta_out + row(r) * K::kDeltaPitch + g * D + d) = packed;
         }

@@ -84,18 +84,18 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     }
 
   // Where the thread's elements go, [group][row]; rows past the batch stay null.
-  ElementPointer<float> states_at[NG][2], cache_at[NG][2];
-  ElementPointer<S> out_at[NG][2], h_gemm_at[NG][2];
+  float *states_at[NG][2] = {}, *cache_at[NG][2] = {};
+  S *out_at[NG][2] = {}, *h_gemm_at[NG][2] = {};
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int64_t b = b0 + row(r);
       if (b >= batch) continue;
-      states_at[j][r] = element_pointer(p.states, b, n, dim(j));
-      cache_at[j][r] = element_pointer(p.cache, b, n, dim(j));
-      out_at[j][r] = element_pointer(p.states_out, b, n, dim(j));
-      h_gemm_at[j][r] = element_pointer(p.h_gemm, b, n, dim(j));
+      states_at[j][r] = element_origin(p.states, b, n, dim(j));
+      cache_at[j][r] = element_origin(p.cache, b, n, dim(j));
+      out_at[j][r] = element_origin(p.states_out, b, n, dim(j));
+      h_gemm_at[j][r] = element_origin(p.h_gemm, b, n, dim(j));
     }
 
   // Wx copies: this thread's 16-byte chunks of a stage [row][gate][D].
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
   }
   const auto fetch_wx = [&](int64_t t) {
     if (t < steps) {
-      S* stage = wx_stages + int(t % kStages) * kTcRows * K::kWxPitch;
+      S* stage = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
 #pragma unroll
       for (int i = 0; i < kCopies; ++i)
         if (copy_from[i]) mma::copy_async_16(stage + copy_to[i], copy_from[i] + t * p.wx.time_stride);
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
   };
   for (int t = 0; t < kPrefetch; ++t) fetch_wx(t);
 
-  for (int64_t t = 0; t < steps; ++t) {
+  for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         for (int g = 0; g < G; ++g) mma::mma_16816<S>(acc[j][g], a, r_frag[j][g][kt]);
     }
 
-    const S* wx = wx_stages + int(t % kStages) * kTcRows * K::kWxPitch;
+    const S* wx = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
     S* h_next = h_tiles + int(t & 1) * kTcRows * K::kHPitch;
 #pragma unroll
     for (int j = 0; j < NG; ++j)
@@ -176,21 +176,21 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
-            *reinterpret_cast<float2*>(states_at[j][r].at(t, s)) =
+            *reinterpret_cast<float2*>(element_at(states_at[j][r], p.states, t, s)) =
                 make_float2(state[j][r][0][s], state[j][r][1][s]);
-            if (out_at[j][r])
-              *reinterpret_cast<uint32_t*>(out_at[j][r].at(t, s)) =
+            if (out_at[j][r] != nullptr)
+              *reinterpret_cast<uint32_t*>(element_at(out_at[j][r], p.states_out, t, s)) =
                   mma::pack<S>(state[j][r][0][s], state[j][r][1][s]);
           }
 #pragma unroll
           for (int c = 0; c < Cell::kCache; ++c)
-            *reinterpret_cast<float2*>(cache_at[j][r].at(t, c)) = make_float2(cache[0][c], cache[1][c]);
+            *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) = make_float2(cache[0][c], cache[1][c]);
           if (t + 1 < steps) {
             if (p.reset.at(b, t + 1))
 #pragma unroll
               for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
-            if (h_gemm_at[j][r])
-              *reinterpret_cast<uint32_t*>(h_gemm_at[j][r].at(t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
+            if (h_gemm_at[j][r] != nullptr)
+              *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
           }
         }
         *reinterpret_cast<uint32_t*>(h_next + row(r) * K::kHPitch + d) = mma::pack<S>(h_fed[0], h_fed[1]);
