@@ -37,12 +37,13 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
 
 // Calls fn(CellType{}, integral_constant<int, D>{}) and returns true when the
 // tensor-core kernels take the case: bf16/fp16 storage, a compiled head dim,
-// and shared memory the device has.
+// shared memory the device has, and T < 2^31 (they count steps in 32 bits).
 template <class S, class Fn>
-bool dispatch_tc(Cell cell, int64_t d, int64_t max_smem, Fn&& fn) {
+bool dispatch_tc(Cell cell, int64_t steps, int64_t d, int64_t max_smem, Fn&& fn) {
   if constexpr (std::is_same_v<S, float>) {
     return false;
   } else {
+    if (steps >= (int64_t(1) << 31)) return false;
     bool taken = false;
     cells::dispatch_cell(cell, [&](auto c) {
       using C = decltype(c);
@@ -59,10 +60,10 @@ bool dispatch_tc(Cell cell, int64_t d, int64_t max_smem, Fn&& fn) {
   }
 }
 
-bool tc_takes(Cell cell, at::ScalarType type, int64_t d, int64_t max_smem) {
+bool tc_takes(Cell cell, at::ScalarType type, int64_t steps, int64_t d, int64_t max_smem) {
   if (type != at::kBFloat16 && type != at::kHalf) return false;
   return dispatch_storage(type, [&](auto s) {
-    return dispatch_tc<decltype(s)>(cell, d, max_smem, [](auto, auto) {});
+    return dispatch_tc<decltype(s)>(cell, steps, d, max_smem, [](auto, auto) {});
   });
 }
 
@@ -87,7 +88,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const bool tc = dispatch_tc<S>(problem.cell, in.wx.size(4), max_shared_memory(in.wx.device()),
+  const bool tc = dispatch_tc<S>(problem.cell, in.wx.size(1), in.wx.size(4), max_shared_memory(in.wx.device()),
                                  [&](auto c, auto d) {
     check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
           "tensor-core forward kernel");
@@ -107,7 +108,7 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
   const auto p = backward_params<float, S>(problem, saved, b);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const bool tc = dispatch_tc<S>(problem.cell, saved.states.size(4),
+  const bool tc = dispatch_tc<S>(problem.cell, saved.states.size(0), saved.states.size(4),
                                  max_shared_memory(saved.states.device()), [&](auto c, auto d) {
     check(tc_launch_backward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
           "tensor-core backward kernel");
@@ -123,8 +124,8 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
 }  // namespace
 
 bool uses_tensor_cores(Cell cell, const Inputs& in) {
-  return in.wx.is_cuda() &&
-         tc_takes(cell, in.wx.scalar_type(), in.wx.size(4), max_shared_memory(in.wx.device()));
+  return in.wx.is_cuda() && tc_takes(cell, in.wx.scalar_type(), in.wx.size(1), in.wx.size(4),
+                                     max_shared_memory(in.wx.device()));
 }
 
 std::string unsupported_reason(Cell cell, const Inputs& in) {

@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
       }
   };
 
-  for (int64_t t = steps - 1; t >= 0; --t) {
+  for (int t = int(steps) - 1; t >= 0; --t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written
     fetch(t - kPrefetch);               // into the stage step t+1 used
