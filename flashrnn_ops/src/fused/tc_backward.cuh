@@ -22,7 +22,8 @@
 
 namespace flashrnn::fused {
 
-template <class Cell, class S, int D>
+// kResets: whether a reset mask is given (see tc_forward_kernel).
+template <class Cell, class S, int D, bool kResets>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads) {
   using K = TcBackward<Cell, S, D>;
@@ -87,14 +88,16 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
       unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
       float* floats = reinterpret_cast<float*>(stage);
       S* grads = reinterpret_cast<S*>(stage + kTcRows * K::kFloatPitch * 4);
+      // The same offsets for every thread: computed once, in uniform registers.
+      const int64_t cache_step = t * p.cache.time_stride, states_step = t * p.states.time_stride;
 #pragma unroll
       for (int i = 0; i < kFloatCopies; ++i)  // states(t-1) only from step 1 on
         if (float_from[i] && (t > 0 || !from_states[i]))
-          mma::copy_async_16(floats + float_to[i],
-                             float_from[i] + t * (from_states[i] ? p.states.time_stride : p.cache.time_stride));
+          mma::copy_async_16(floats + float_to[i], float_from[i] + (from_states[i] ? states_step : cache_step));
+      const int64_t grad_step = t * p.d_states.time_stride;
 #pragma unroll
       for (int i = 0; i < kGradCopies; ++i)
-        if (grad_from[i]) mma::copy_async_16(grads + grad_to[i], grad_from[i] + t * p.d_states.time_stride);
+        if (grad_from[i]) mma::copy_async_16(grads + grad_to[i], grad_from[i] + grad_step);
     }
     mma::commit_copies();  // one group per step, empty or not
   };
@@ -165,8 +168,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         const bool valid = b < batch;
         const int d = dim(j);
         const float* f = floats + row(r) * K::kFloatPitch + d;
-        const bool from_initial = t == 0 || (valid && p.reset.at(b, t));
-        const bool reset_next = valid && !last && p.reset.at(b, t + 1);
+        const bool from_initial = t == 0 || (kResets && valid && p.reset.at(b, t));
+        const bool reset_next = kResets && valid && !last && p.reset.at(b, t + 1);
         // Both dims of the pair at once: 8-byte shared loads, 4-byte stores.
         float cache[2][C], s_prev[2][NS], ds[2][NS], dwx[2][G], drh[2][G];
         float s_next_prev[NS][2];  // states(t-1): step t-1's s_next

@@ -19,7 +19,9 @@
 
 namespace flashrnn::fused {
 
-template <class Cell, class S, int D>
+// kResets: whether a reset mask is given. Without one the per-step code has no
+// mask loads and no branches on them (they cost ~20 % of a step even predicated off).
+template <class Cell, class S, int D, bool kResets>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
   using K = TcForward<Cell, S, D>;
@@ -139,6 +141,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         for (int g = 0; g < G; ++g) mma::mma_16816<S>(acc[j][g], a, r_frag[j][g][kt]);
     }
 
+    const bool more = t + 1 < int(steps);
     const S* wx = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
     S* h_next = h_tiles + int(t & 1) * kTcRows * K::kHPitch;
 #pragma unroll
@@ -148,7 +151,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         const int64_t b = b0 + row(r);
         const bool valid = b < batch;
         const int d = dim(j);
-        if (valid && t > 0 && p.reset.at(b, t))
+        if (kResets && valid && t > 0 && p.reset.at(b, t))
 #pragma unroll
           for (int e = 0; e < 2; ++e)
 #pragma unroll
@@ -185,8 +188,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 #pragma unroll
           for (int c = 0; c < Cell::kCache; ++c)
             *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) = make_float2(cache[0][c], cache[1][c]);
-          if (t + 1 < steps) {
-            if (p.reset.at(b, t + 1))
+          if (more) {
+            if (kResets && p.reset.at(b, t + 1))
 #pragma unroll
               for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
             if (h_gemm_at[j][r] != nullptr)

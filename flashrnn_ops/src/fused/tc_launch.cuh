@@ -17,16 +17,18 @@ template <class Cell, class S, int D>
 cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
                               cudaStream_t stream) {
   using K = TcForward<Cell, S, D>;
-  return launch_persistent(tc_forward_kernel<Cell, S, D>, K::Tiling::kThreads, kTcRows,
-                           K::smem_bytes(), p, r_heads, stream);
+  return launch_persistent(p.reset.ptr ? tc_forward_kernel<Cell, S, D, true>
+                                       : tc_forward_kernel<Cell, S, D, false>,
+                           K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream);
 }
 
 template <class Cell, class S, int D>
 cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads,
                                cudaStream_t stream) {
   using K = TcBackward<Cell, S, D>;
-  return launch_persistent(tc_backward_kernel<Cell, S, D>, K::Tiling::kThreads, kTcRows,
-                           K::smem_bytes(), p, r_heads, stream);
+  return launch_persistent(p.reset.ptr ? tc_backward_kernel<Cell, S, D, true>
+                                       : tc_backward_kernel<Cell, S, D, false>,
+                           K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream);
 }
 
 #define FLASHRNN_TC_INSTANTIATE_CELL(CELL, S, D)                                                \
