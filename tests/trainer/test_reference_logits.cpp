@@ -104,6 +104,15 @@ TEST_P(ReferenceLogits, PythonReferenceReproducesOurLogits) {
   const double diff64 = (ours64 - reference).abs().max().item<double>();
   EXPECT_LT(diff32, kFloat32Tolerance) << "float32 forward";
   EXPECT_LT(diff64, kFloat64Tolerance) << "float64 forward";
+
+  // The command-line form: the top next token after row 0 is our argmax.
+  std::string ids;
+  for (std::int64_t i = 0; i < tokens.size(1); ++i) ids += (i ? "," : "") + std::to_string(tokens[0][i].item<std::int64_t>());
+  const testing::PythonRun top = testing::run_python_script(
+      "experiments/lm/reference_lm.py", {export_dir.string(), "--tokens", ids}, run.dir() / "top.log");
+  EXPECT_EQ(top.status, 0) << top.output;
+  const std::int64_t argmax = ours64[0][-1].argmax().item<std::int64_t>();
+  EXPECT_EQ(top.output.rfind("next token (id: logit): " + std::to_string(argmax) + ": ", 0), 0u) << top.output;
   RecordProperty("max_abs_diff_float32", scientific(diff32));
   RecordProperty("max_abs_diff_float64", scientific(diff64));
 }
