@@ -1,4 +1,4 @@
-"""An independent reference of flashtrain's recurrent language models, in numpy.
+"""An independent reference of flashtrain's language models, in numpy.
 
 Loads a `flashtrain export` directory (model.safetensors + config.json) and
 computes the logits in float64 from the cell equations of docs/CELLS.md and the
@@ -12,11 +12,12 @@ models compute what the documents say.
         IN: a safetensors file with "tokens" (integers, [batch, time]);
         OUT: a safetensors file with "logits" (float64, [batch, time, vocab])
 
-Covers models of lstm, gru, elman and slstm blocks (dense or block-diagonal
-input projections, any number of heads, with or without the feed-forward),
-tied or untied heads. Transformer and linear-scan blocks are refused by name.
-Needs numpy and safetensors only. Exit status: 0 done, 2 bad input or an
-unsupported model, 77 numpy or safetensors missing.
+Covers every block kind the models have: lstm, gru, elman and slstm (dense
+or block-diagonal input projections, any number of heads, with or without the
+feed-forward), linear_scan and transformer (rotary, causal attention), in any
+mix, with a tied or untied head. Needs numpy and safetensors only. Exit
+status: 0 done, 2 bad input or an unknown block kind, 77 numpy or safetensors
+missing.
 """
 import argparse
 import json
@@ -30,7 +31,8 @@ except ImportError as error:  # the C++ test skips on 77
     print(f"reference_lm.py needs numpy and safetensors: {error}", file=sys.stderr)
     sys.exit(77)
 
-SUPPORTED_BLOCKS = ("lstm", "gru", "elman", "slstm")
+RECURRENT_BLOCKS = ("lstm", "gru", "elman", "slstm")
+SUPPORTED_BLOCKS = RECURRENT_BLOCKS + ("linear_scan", "transformer")
 
 
 class ExportError(Exception):
@@ -58,6 +60,11 @@ def layer_norm(x, weight, eps):
     return normed if weight is None else normed * weight
 
 
+def rms_norm(x, weight, eps):
+    """RMSNorm over the last axis (Llama)."""
+    return x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps) * weight
+
+
 def linear(x, weight):
     """x @ weight.T, weight [out, in] (torch's Linear without bias)."""
     return x @ weight.T
@@ -79,6 +86,26 @@ def causal_depthwise_conv(x, weight, bias):
     for k in range(kernel):
         out += padded[:, k:k + steps, :] * weight[:, 0, k]
     return out
+
+
+def rotary(x, theta):
+    """Rotary positions, half-split pairs (GPT-NeoX form): x [B, T, H, hd], positions 0..T-1."""
+    steps, dim = x.shape[1], x.shape[3]
+    half = dim // 2
+    angles = np.arange(steps)[:, None] * theta ** (-2.0 * np.arange(half) / dim)
+    cos, sin = np.cos(angles)[None, :, None, :], np.sin(angles)[None, :, None, :]
+    x1, x2 = x[..., :half], x[..., half:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+
+def causal_attention(q, k, v):
+    """q, k, v [B, T, H, hd] -> [B, T, H, hd]: softmax(q k^T / sqrt(hd)) v over positions <= t."""
+    scores = np.einsum("bthd,bshd->bhts", q, k) / np.sqrt(q.shape[-1])
+    steps = q.shape[1]
+    scores = np.where(np.tril(np.ones((steps, steps), dtype=bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("bhts,bshd->bthd", weights, v)
 
 
 def gated_feed_forward(x, p, prefix):
@@ -169,6 +196,8 @@ class ReferenceLM:
         if not self.config["tie_embeddings"]:
             expect["head.weight"] = (vocab, d_model)
         for index, kind in enumerate(self.blocks):
+            if kind not in RECURRENT_BLOCKS:
+                continue
             prefix = f"blocks.{index}.mixer."
             gates = 3 if kind == "gru" else 1 if kind == "elman" else 4
             expect[prefix + "r"] = (gates, self.heads, self.head_dim, self.head_dim)
@@ -208,15 +237,46 @@ class ReferenceLM:
         normed = layer_norm(h, None, self.eps)  # group norm: per head
         return normed.reshape(h.shape[:2] + (-1,)) * p[prefix + "group_norm.weight"]
 
+    def linear_scan_mixer(self, x, prefix):
+        p = self.p
+        a_pre, v, gate = np.split(linear(x, p[prefix + "in_proj.weight"]), 3, axis=-1)
+        a = sigmoid(a_pre + p[prefix + "gate_bias"])
+        state = np.zeros(a.shape[:1] + a.shape[2:])
+        states = []
+        for t in range(x.shape[1]):  # x_t = a_t x_{t-1} + (1 - a_t) v_t
+            state = a[:, t] * state + (1.0 - a[:, t]) * v[:, t]
+            states.append(state)
+        return linear(np.stack(states, axis=1) * silu(gate), p[prefix + "out_proj.weight"])
+
+    def attention_mixer(self, x, prefix):
+        p = self.p
+        heads = self.heads
+        shape = x.shape[:2] + (heads, x.shape[2] // heads)  # head_dim = d_model / n_heads
+        theta = float(self.config["rope_theta"])
+        q = rotary(linear(x, p[prefix + "wq.weight"]).reshape(shape), theta)
+        k = rotary(linear(x, p[prefix + "wk.weight"]).reshape(shape), theta)
+        v = linear(x, p[prefix + "wv.weight"]).reshape(shape)
+        attended = causal_attention(q, k, v)
+        return linear(attended.reshape(x.shape[:2] + (-1,)), p[prefix + "wo.weight"])
+
+    def norm(self, kind, x, weight):
+        """The Transformer block norms with RMSNorm, the others with LayerNorm (no bias)."""
+        return rms_norm(x, weight, self.eps) if kind == "transformer" else layer_norm(x, weight, self.eps)
+
     def block(self, index, kind, x):
         prefix = f"blocks.{index}."
-        normed = layer_norm(x, self.p[prefix + "mixer_norm.weight"], self.eps)
+        normed = self.norm(kind, x, self.p[prefix + "mixer_norm.weight"])
+        mixer = prefix + "mixer."
         if kind == "slstm":
-            x = x + self.slstm_mixer(normed, prefix + "mixer.")
+            x = x + self.slstm_mixer(normed, mixer)
+        elif kind == "linear_scan":
+            x = x + self.linear_scan_mixer(normed, mixer)
+        elif kind == "transformer":
+            x = x + self.attention_mixer(normed, mixer)
         else:
-            x = x + self.recurrent_mixer(kind, normed, prefix + "mixer.")
+            x = x + self.recurrent_mixer(kind, normed, mixer)
         if prefix + "ffn_norm.weight" in self.p:
-            x = x + gated_feed_forward(layer_norm(x, self.p[prefix + "ffn_norm.weight"], self.eps), self.p,
+            x = x + gated_feed_forward(self.norm(kind, x, self.p[prefix + "ffn_norm.weight"]), self.p,
                                        prefix + "ffn.")
         return x
 
@@ -231,7 +291,7 @@ class ReferenceLM:
         x = self.p["embedding.weight"][tokens]
         for index, kind in enumerate(self.blocks):
             x = self.block(index, kind, x)
-        x = layer_norm(x, self.p["final_norm.weight"], self.eps)
+        x = self.norm(self.blocks[-1], x, self.p["final_norm.weight"])  # the last block's kind
         head = self.p["embedding.weight"] if self.config["tie_embeddings"] else self.p["head.weight"]
         return linear(x, head)
 
