@@ -1,7 +1,7 @@
 // flashtrain: train recurrent language models from a TOML config.
 //
 //   flashtrain --config configs/quickstart.toml [--section.key=value ...]
-//   flashtrain {train|eval|sample|export|tasks|demo} ...   (flashtrain --help)
+//   flashtrain {train|eval|sample|export|tasks|tune|prepare|demo} ...   (flashtrain --help)
 //
 // This file only parses the command line, loads the config and maps errors
 // to exit statuses; the work is in trainer/src (commands.h).
@@ -11,8 +11,10 @@
 #include "flashtrain/config/load.h"
 #include "flashtrain/config/consistency.h"
 #include "flashtrain/config/print.h"
+#include "flashtrain/data/prepare_command.h"
 #include "flashtrain/trainer/command_line.h"
 #include "flashtrain/trainer/commands.h"
+#include "flashtrain/trainer/tune_report.h"
 
 namespace {
 
@@ -30,13 +32,19 @@ int run(int argc, char** argv) {
     std::cout << trainer::usage_text();
     return 0;
   }
-  if (command.subcommand == Subcommand::kDemo) return trainer::run_demo(command.demo_args);
+  if (command.subcommand == Subcommand::kDemo) return trainer::run_demo(command.tool_args);
+  if (command.subcommand == Subcommand::kPrepare)
+    return data::run_prepare_command(command.tool_args, "flashtrain prepare", std::cout, std::cerr);
 
   const config::ResolvedConfig resolved = command.config_path.empty()
                                               ? config::resolve_defaults(command.overrides)
                                               : config::load_config(command.config_path, command.overrides);
   if (command.print_config) {
     std::cout << config::to_toml(resolved.config);
+    return 0;
+  }
+  if (command.subcommand == Subcommand::kTune) {  // needs no data files
+    std::cout << trainer::tune_report(resolved, command.device);
     return 0;
   }
   if (command.subcommand == Subcommand::kTasks && resolved.config.data.task.empty())

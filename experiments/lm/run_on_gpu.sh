@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The LM configs on a GPU machine: builds flashtrain (build-gpu/, against the
 # machine's python3 torch), then trains quickstart, lstm_12head and transformer
-# for a few hundred steps and keeps each log and metrics file in $OUT.
+# for a few hundred steps and keeps each log and metrics file in $OUT; last,
+# $OUT/summary.json (tokens/s, MFU, peak memory, final losses per config,
+# summarize_runs.py) and the same as a table.
 #
 #   bash experiments/lm/run_on_gpu.sh [steps] [config ...]
 #
 # The device tool needs `carry: [".deps", ".data/corpus-small"]` (TOML++
 # headers from scripts/gpu_headers.sh; the small corpus). Without the full
-# offline corpus (.data/corpus) the 768-wide configs train on the small one.
+# offline corpus (.data/corpus) the 768-wide configs train on the small one
+# (the GPU machines have only .data/corpus-small: 1.5M tokens, vocabulary
+# 4096, so losses are not comparable with the full corpus's; throughput,
+# MFU and memory are, apart from the smaller embedding and head).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD="${BUILD:-build-gpu}"
@@ -46,3 +51,6 @@ for config in "${CONFIGS[@]}"; do
   tail -3 "$OUT/$config.log"
   cp "$run_dir/metrics.jsonl" "$OUT/$config.metrics.jsonl" 2>/dev/null || true
 done
+
+echo
+python3 experiments/lm/summarize_runs.py "$OUT" "${CONFIGS[@]}" --corpus "$corpus"

@@ -7,7 +7,7 @@
 
 #include "flashtrain/models/errors.h"
 #include "init.h"
-#include "run_cell.h"
+#include "op_states.h"
 
 namespace flashtrain::models {
 
@@ -97,7 +97,7 @@ flashrnn::Options RecurrentMixer::op_options() const {
 }
 
 torch::Tensor RecurrentMixer::forward(const torch::Tensor& x) {
-  const flashrnn::Result result = run_cell(gate_inputs(x), r_, b_, std::nullopt, op_options());
+  const flashrnn::Result result = flashrnn::flashrnn(gate_inputs(x), r_, b_, std::nullopt, op_options());
   const torch::Tensor h = result.states_all[0];  // [B, T, N, D]
   return out_proj_(h.flatten(2));
 }
@@ -106,12 +106,10 @@ StepOutput RecurrentMixer::forward_step(const torch::Tensor& x_t, const BlockSta
   const int64_t batch = x_t.size(0);
   const torch::Tensor& states = state_entry(
       state, "states", {batch, layout_.states, num_heads_, head_dim_}, block_name(cell_));
-  // The op's state layout is [S, B, 1, N, D]; ours keeps the batch first.
-  const torch::Tensor initial = states.transpose(0, 1).unsqueeze(2);
-  const flashrnn::Result result =
-      run_cell(gate_inputs(x_t.unsqueeze(1)), r_, b_, initial, op_options());
-  const torch::Tensor last = result.last_states.squeeze(2);  // [S, B, N, D]
-  return {out_proj_(last[0].flatten(1)), {{"states", last.transpose(0, 1)}}};
+  const flashrnn::Result result = flashrnn::flashrnn(gate_inputs(x_t.unsqueeze(1)), r_, b_,
+                                                     op_initial_states(states), op_options());
+  const torch::Tensor h = result.last_states[0].squeeze(1);  // [B, N, D], Wx's dtype
+  return {out_proj_(h.flatten(1)), {{"states", carried_states(result, states)}}};
 }
 
 BlockState RecurrentMixer::initial_state(int64_t batch, const torch::TensorOptions& options) const {

@@ -7,7 +7,7 @@
 #include "flashrnn/flashrnn.h"
 #include "flashtrain/models/errors.h"
 #include "init.h"
-#include "run_cell.h"
+#include "op_states.h"
 
 namespace flashtrain::models {
 
@@ -83,7 +83,7 @@ torch::Tensor SlstmMixer::output(const torch::Tensor& h) { return group_norm_(h)
 torch::Tensor SlstmMixer::forward(const torch::Tensor& x) {
   const torch::Tensor x_conv = conv_ ? torch::silu(conv_(x)) : x;
   const flashrnn::Result result =
-      run_cell(gate_inputs(x, x_conv), r_, b_, std::nullopt, op_options());
+      flashrnn::flashrnn(gate_inputs(x, x_conv), r_, b_, std::nullopt, op_options());
   return output(result.states_all[0]);
 }
 
@@ -100,12 +100,11 @@ StepOutput SlstmMixer::forward_step(const torch::Tensor& x_t, const BlockState& 
     x_conv = torch::silu(y);
     out.state["conv_window"] = next_window;
   }
-  // The op's state layout is [S, B, 1, N, D]; ours keeps the batch first.
-  const flashrnn::Result result = run_cell(gate_inputs(x_t.unsqueeze(1), x_conv.unsqueeze(1)), r_,
-                                           b_, states.transpose(0, 1).unsqueeze(2), op_options());
-  const torch::Tensor last = result.last_states.squeeze(2);  // [4, B, N, D]
-  out.y = output(last[0]);
-  out.state["states"] = last.transpose(0, 1);
+  const flashrnn::Result result =
+      flashrnn::flashrnn(gate_inputs(x_t.unsqueeze(1), x_conv.unsqueeze(1)), r_, b_,
+                         op_initial_states(states), op_options());
+  out.y = output(result.last_states[0].squeeze(1));  // h [B, N, D], Wx's dtype
+  out.state["states"] = carried_states(result, states);
   return out;
 }
 

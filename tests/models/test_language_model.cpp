@@ -271,15 +271,15 @@ TEST(LanguageModel, RejectsBadOptionsAndInput) {
 }
 
 // Autocast to bfloat16 on one device type for as long as it lives (the
-// trainer's mixed precision).
+// trainer's mixed precision); `enabled` false turns it off for a while.
 class Bfloat16Autocast {
  public:
-  explicit Bfloat16Autocast(at::DeviceType device)
+  explicit Bfloat16Autocast(at::DeviceType device, bool enabled = true)
       : device_(device),
         was_enabled_(at::autocast::is_autocast_enabled(device)),
         old_dtype_(at::autocast::get_autocast_dtype(device)) {
     at::autocast::set_autocast_dtype(device_, at::kBFloat16);
-    at::autocast::set_autocast_enabled(device_, true);
+    at::autocast::set_autocast_enabled(device_, enabled);
   }
   ~Bfloat16Autocast() {
     at::autocast::set_autocast_enabled(device_, was_enabled_);
@@ -294,9 +294,10 @@ class Bfloat16Autocast {
 };
 
 // bf16 autocast over float32 parameters, on the CPU and (where present) a GPU:
-// the recurrent op then sees bf16 Wx next to float32 R and b (autocast does not
-// reach custom ops; the mixers cast). The loss stays near float32's, every
-// parameter gets a float32 gradient, and step-by-step mode runs.
+// the recurrent op then sees bf16 Wx next to float32 R, b and initial states
+// (autocast does not reach custom ops; the op takes them as they are). The loss
+// stays near float32's, every parameter gets a float32 gradient, step-by-step
+// mode runs and its carried states stay float32 and near those of float32.
 TEST(LanguageModel, RunsUnderBfloat16Autocast) {
   std::vector<at::DeviceType> devices{at::kCPU};
   if (torch::cuda::is_available()) devices.push_back(at::kCUDA);
@@ -324,7 +325,22 @@ TEST(LanguageModel, RunsUnderBfloat16Autocast) {
     torch::NoGradGuard no_grad;
     ModelState state = model->initial_state(2);
     for (int64_t t = 0; t < 3; ++t) state = model->forward_step(tokens.select(1, t), state).state;
-    EXPECT_EQ(state.size(), 6u);
+    ASSERT_EQ(state.size(), 6u);
+    ModelState float32_state = model->initial_state(2);
+    {
+      Bfloat16Autocast off(device, false);
+      for (int64_t t = 0; t < 3; ++t)
+        float32_state = model->forward_step(tokens.select(1, t), float32_state).state;
+    }
+    for (size_t block = 0; block < state.size(); ++block) {
+      for (const auto& [name, tensor] : state[block]) {
+        if (name != "states") continue;  // the recurrent mixers' (the KV cache is bf16)
+        EXPECT_EQ(tensor.scalar_type(), torch::kFloat) << "block " << block << " " << name;
+        const torch::Tensor& exact = float32_state[block].at(name);
+        EXPECT_LT((tensor - exact).abs().max().item<double>(), 0.1 * (exact.abs().max().item<double>() + 1))
+            << "block " << block << " " << name;
+      }
+    }
   }
 }
 

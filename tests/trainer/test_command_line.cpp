@@ -58,7 +58,19 @@ TEST(CommandLine, ExportAndEvalOptions) {
 TEST(CommandLine, DemoPassesItsArgumentsThrough) {
   const CommandLine cl = parse({"demo", "--steps", "10", "--cell", "gru"});
   EXPECT_EQ(cl.subcommand, Subcommand::kDemo);
-  EXPECT_EQ(cl.demo_args, (std::vector<std::string>{"--steps", "10", "--cell", "gru"}));
+  EXPECT_EQ(cl.tool_args, (std::vector<std::string>{"--steps", "10", "--cell", "gru"}));
+}
+
+TEST(CommandLine, PreparePassesItsArgumentsThroughAndTuneTakesADevice) {
+  const CommandLine prepare = parse({"prepare", "--output", "o", "--config", "docs"});
+  EXPECT_EQ(prepare.subcommand, Subcommand::kPrepare);
+  EXPECT_EQ(prepare.tool_args, (std::vector<std::string>{"--output", "o", "--config", "docs"}));
+  EXPECT_TRUE(prepare.config_path.empty()) << "prepare's arguments are its own";
+  const CommandLine tune = parse({"tune", "--config", "c.toml", "--device=h100", "--training.local_batch_size=8"});
+  EXPECT_EQ(tune.subcommand, Subcommand::kTune);
+  EXPECT_EQ(tune.device, "h100");
+  EXPECT_EQ(tune.overrides, (std::vector<std::string>{"--training.local_batch_size=8"}));
+  expect_usage_error({"train", "--device=h100"}, "not an option of 'train'");
 }
 
 TEST(CommandLine, BadInputIsAUsageError) {
@@ -77,7 +89,7 @@ TEST(CommandLine, BadInputIsAUsageError) {
 
 TEST(CommandLine, UsageNamesEverySubcommand) {
   const std::string text = usage_text();
-  for (const char* name : {"train", "eval", "sample", "export", "tasks", "demo", "--print-config"})
+  for (const char* name : {"train", "eval", "sample", "export", "tasks", "tune", "prepare", "demo", "--print-config", "--device"})
     EXPECT_NE(text.find(name), std::string::npos) << name;
 }
 

@@ -4,7 +4,6 @@
 
 #include <torch/torch.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include "flashtrain/trainer/staged_directory.h"
 #include "flashtrain/trainer/tensor_file.h"
 #include "flashtrain/trainer/trainer.h"
+#include "python_script.h"
 #include "tiny_run.h"
 
 namespace flashtrain::trainer {
@@ -89,8 +89,6 @@ TEST(Export, NeverReplacesAnExistingDirectory) {
 
 // Python's safetensors package reads the export (skipped where it is not installed).
 TEST(Export, PythonSafetensorsLoadsIt) {
-  const char* python = std::getenv("FLASHTRAIN_SAFETENSORS_PYTHON");
-  const std::string interpreter = python ? python : FLASHTRAIN_PYTHON;
   TinyRun run;
   const Exported exported = train_and_export(run);
   nlohmann::json expected;
@@ -103,16 +101,13 @@ TEST(Export, PythonSafetensorsLoadsIt) {
   }
   const fs::path expected_path = run.dir() / "expected.json";
   std::ofstream(expected_path) << expected.dump();
-  const std::string command = "'" + interpreter + "' '" FLASHTRAIN_SOURCE_DIR "/tests/trainer/check_export.py' '" +
-                              exported.directory.string() + "' '" + expected_path.string() + "' > '" +
-                              (run.dir() / "python.log").string() + "' 2>&1";
-  const int status = std::system(command.c_str());
-  const std::string output = testing::read_file(run.dir() / "python.log");
-  ASSERT_TRUE(WIFEXITED(status)) << output;
-  if (WEXITSTATUS(status) == 77)
-    GTEST_SKIP() << interpreter << " has no safetensors package (scripts/setup.sh would pip install it; "
-                 << "FLASHTRAIN_SAFETENSORS_PYTHON picks another interpreter): " << output;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << output;
+  const testing::PythonRun python = testing::run_python_script(
+      "tests/trainer/check_export.py", {exported.directory.string(), expected_path.string()}, run.dir() / "python.log");
+  ASSERT_NE(python.status, -1) << python.output;
+  if (python.status == testing::kPythonMissingPackages)
+    GTEST_SKIP() << testing::python_interpreter() << " has no safetensors package (scripts/setup.sh would pip install "
+                 << "it; FLASHTRAIN_SAFETENSORS_PYTHON picks another interpreter): " << python.output;
+  EXPECT_EQ(python.status, 0) << python.output;
 }
 
 TEST(TensorFile, RoundTripsDtypesAndRejectsMismatchedModels) {

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -85,6 +86,32 @@ TEST(TrainingLoop, MetricsAreJsonLines) {
   EXPECT_EQ(train_steps, (std::vector<std::int64_t>{1, 5, 10, 15, 20}));
   EXPECT_EQ(val_steps, (std::vector<std::int64_t>{10, 20}));
   EXPECT_NE(out.log.find("step  5/20 | loss"), std::string::npos) << out.log;
+}
+
+// On a GPU the progress lines carry the peak memory of their own interval: a
+// 512 MiB tensor made and freed after step 2 shows in the line of step 2 only.
+// On the CPU there is no such field (skipped, saying so).
+TEST(TrainingLoop, PeakGpuMemoryIsPerLogInterval) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no GPU: the CPU progress line has no memory field";
+  TinyRun run;
+  const config::ResolvedConfig resolved = run.config(
+      {"--training.steps=4", "--metrics.log_every=2", "--validation.every=0", "--training.device=cuda"});
+  std::ostringstream log;
+  Trainer trainer(resolved, log);
+  trainer.set_step_callback([](const StepReport& r) {
+    if (r.step == 2) torch::empty({512 << 20}, torch::TensorOptions(torch::kUInt8).device(torch::kCUDA));
+  });
+  trainer.run();
+  std::ifstream in(run.dir() / "out" / "metrics.jsonl");
+  std::map<std::int64_t, double> peak_gib;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record["kind"] == "train") peak_gib[record["step"]] = record.at("peak_memory_gib").get<double>();
+  }
+  ASSERT_EQ(peak_gib.size(), 3u) << log.str();  // steps 1, 2, 4
+  EXPECT_GE(peak_gib[2], 0.5) << log.str();
+  EXPECT_LT(peak_gib[4], 0.25) << log.str();
+  EXPECT_NE(log.str().find(" GiB"), std::string::npos) << log.str();
 }
 
 // 2N steps straight and N + resume + N give the same losses and weights, bit

@@ -54,6 +54,27 @@ TEST(DeviceProps, ValidateNamesTheBadField) {
   EXPECT_THROW(validate(d), ProblemError);
 }
 
+// Fixture names give the fixture; "cuda[:N]" reads a live device (or fails
+// saying why, where there is none); anything else names the problem.
+TEST(DeviceQuery, DeviceByName) {
+  EXPECT_EQ(device_by_name("h200").name, device_fixture("h200").name);
+  EXPECT_THROW(device_by_name("v100"), ProblemError);
+  for (const char* bad : {"cuda:", "cuda:x", "cuda:-1", "cuda:1x"}) {
+    try {
+      device_by_name(bad);
+      ADD_FAILURE() << bad;
+    } catch (const ProblemError& e) {
+      EXPECT_NE(std::string(e.what()).find("the ordinal after 'cuda:'"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    const DeviceProps live = device_by_name("cuda:0");
+    EXPECT_NO_THROW(validate(live));
+  } catch (const DeviceQueryError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
+  }
+}
+
 // Without a GPU (CI) the query must fail with a message naming the CUDA error;
 // with one, it must return sane properties, equal to the fixture of that board.
 TEST(DeviceQuery, ReadsALiveDeviceOrSaysWhyNot) {

@@ -13,8 +13,8 @@ namespace {
 const std::map<std::string, Subcommand>& subcommands() {
   static const std::map<std::string, Subcommand> names = {
       {"train", Subcommand::kTrain},   {"eval", Subcommand::kEval},   {"sample", Subcommand::kSample},
-      {"export", Subcommand::kExport}, {"tasks", Subcommand::kTasks}, {"demo", Subcommand::kDemo},
-      {"help", Subcommand::kHelp}};
+      {"export", Subcommand::kExport}, {"tasks", Subcommand::kTasks}, {"tune", Subcommand::kTune},
+      {"prepare", Subcommand::kPrepare}, {"demo", Subcommand::kDemo},   {"help", Subcommand::kHelp}};
   return names;
 }
 
@@ -27,7 +27,8 @@ struct ValueOption {
 const std::vector<ValueOption>& value_options() {
   using S = Subcommand;
   static const std::vector<ValueOption> options = {
-      {"--config", {S::kTrain, S::kEval, S::kSample, S::kExport, S::kTasks}},
+      {"--config", {S::kTrain, S::kEval, S::kSample, S::kExport, S::kTasks, S::kTune}},
+      {"--device", {S::kTune}},
       {"--checkpoint", {S::kEval, S::kSample, S::kExport}},
       {"--output", {S::kExport}},
       {"--prompt", {S::kSample}},
@@ -65,6 +66,7 @@ void set_value(CommandLine& cl, const std::string& option, const std::string& va
   if (option == "--config") cl.config_path = value;
   else if (option == "--checkpoint") cl.checkpoint = value;
   else if (option == "--output") cl.output = value;
+  else if (option == "--device") cl.device = value;
   else if (option == "--prompt") cl.prompt = value;
   else if (option == "--max-new-tokens") cl.max_new_tokens = parse_int(option, value, 1);
   else if (option == "--temperature") cl.temperature = parse_non_negative(option, value);
@@ -86,12 +88,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     const auto it = subcommands().find(argv[i]);
     if (it == subcommands().end())
       throw UsageError(std::string("unknown subcommand '") + argv[i] +
-                       "'; expected train, eval, sample, export, tasks or demo");
+                       "'; expected train, eval, sample, export, tasks, tune, prepare or demo");
     cl.subcommand = it->second;
     ++i;
   }
-  if (cl.subcommand == Subcommand::kDemo) {
-    cl.demo_args.assign(argv + i, argv + argc);
+  if (cl.subcommand == Subcommand::kDemo || cl.subcommand == Subcommand::kPrepare) {
+    cl.tool_args.assign(argv + i, argv + argc);
     return cl;
   }
   for (; i < argc; ++i) {
@@ -153,6 +155,10 @@ subcommands:
   sample  generate text from a prompt with a checkpoint, one token at a time
   export  write a checkpoint as safetensors + config.json + tokenizer model
   tasks   train on the state-tracking task named by data.task (as train)
+  tune    the fused kernel's configuration for the model's recurrent blocks, and
+          why the tuner chose it (flashrnn_ops/tune); --device picks the GPU
+  prepare text documents -> token shards (flashtrain prepare --help; the same as
+          the flashtrain-prepare tool)
   demo    the recurrent-op demo: an LSTM learns parity (flashtrain demo --help)
 
 options:
@@ -162,6 +168,8 @@ options:
   --resume[=WHERE]       train/tasks: latest (default), none or a checkpoint directory
   --checkpoint DIR       eval/sample/export: the checkpoint (default: the newest valid one)
   --output DIR           export: where to write (default: <job.dump_folder>/export/step_<N>)
+  --device NAME          tune: a100, h100, h200, l4 (published properties) or cuda, cuda:N
+                         (a live GPU; the default)
   --prompt TEXT          sample: the text to continue
   --max-new-tokens N     sample: tokens to generate (default 64)
   --temperature T        sample: 0 = greedy (default), else softmax temperature

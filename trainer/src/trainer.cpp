@@ -264,8 +264,10 @@ void Trainer::Impl::log_progress(const StepReport& r) {
   line.eta_seconds = double(config.training.steps - r.step) * window_seconds / double(std::max<std::int64_t>(window_steps, 1));
   if (peak_flops) line.mfu = flops_per_token * tokens_per_second / *peak_flops;
   if (device.is_cuda()) {
+    // The peak since the previous line (the allocator's peak is reset below).
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
     line.memory_gib = double(stats.allocated_bytes[0].peak) / double(1 << 30);  // [0]: all pools
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
   }
   line.skipped_steps = guard.total();
   log << format_progress_line(line) << std::endl;

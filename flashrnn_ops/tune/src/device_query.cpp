@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "flashrnn/tune/errors.h"
+
 #include <cuda_runtime_api.h>
 
 namespace flashrnn::tune {
@@ -64,6 +66,19 @@ DeviceProps query_cuda_device(int ordinal) {
   d.l2_bytes = attribute(cudaDevAttrL2CacheSize, ordinal, "the L2 size");
   d.clock_mhz = attribute(cudaDevAttrClockRate, ordinal, "the clock rate") / 1000;
   return d;
+}
+
+DeviceProps device_by_name(std::string_view name) {
+  if (name != "cuda" && name.substr(0, 5) != "cuda:") return device_fixture(name);
+  if (name == "cuda") return query_cuda_device(0);
+  const std::string ordinal(name.substr(5));
+  try {
+    size_t used = 0;
+    const int value = std::stoi(ordinal, &used);
+    if (used == ordinal.size() && value >= 0) return query_cuda_device(value);
+  } catch (const std::logic_error&) {  // stoi: invalid_argument, out_of_range
+  }
+  throw ProblemError("device '" + std::string(name) + "': the ordinal after 'cuda:' must be an integer >= 0");
 }
 
 }  // namespace flashrnn::tune

@@ -61,14 +61,6 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-DeviceProps device_by_name(const std::string& name) {
-  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
-    const int ordinal = name == "cuda" ? 0 : int(parse_integer(name.substr(5), "the device ordinal"));
-    return query_cuda_device(ordinal);
-  }
-  return device_fixture(name);
-}
-
 // name=value arguments; anything else is a usage error.
 std::map<std::string, std::string> key_values(const std::vector<std::string>& args) {
   std::map<std::string, std::string> out;

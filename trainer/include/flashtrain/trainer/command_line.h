@@ -1,7 +1,8 @@
 // The flashtrain command line:
 //
-//   flashtrain [train|eval|sample|export|tasks] [--config FILE] [options] [--section.key=value ...]
+//   flashtrain [train|eval|sample|export|tasks|tune] [--config FILE] [options] [--section.key=value ...]
 //   flashtrain demo [demo options]
+//   flashtrain prepare [flashtrain-prepare's options]
 //
 // Parsing only; main.cpp runs the subcommand. Every problem is a UsageError
 // (exit status 2, like a ConfigError).
@@ -15,7 +16,7 @@
 
 namespace flashtrain::trainer {
 
-enum class Subcommand { kTrain, kEval, kSample, kExport, kTasks, kDemo, kHelp };
+enum class Subcommand { kTrain, kEval, kSample, kExport, kTasks, kTune, kPrepare, kDemo, kHelp };
 
 class UsageError : public std::runtime_error {
  public:
@@ -37,8 +38,10 @@ struct CommandLine {
   std::int64_t max_new_tokens = 64;
   double temperature = 0.0;  // 0: greedy
   std::uint64_t seed = 0;
-  // demo: its own arguments, passed through.
-  std::vector<std::string> demo_args;
+  // tune: a device fixture (a100, h100, h200, l4) or cuda[:N] ("": the live GPU).
+  std::string device;
+  // demo and prepare: their own arguments, passed through.
+  std::vector<std::string> tool_args;
 };
 
 // argv[0] is skipped. Throws UsageError.

@@ -1,7 +1,7 @@
 // The progress line the train loop prints every metrics.log_every steps:
 //   step   50/200 | loss 5.4312 | lr 3.00e-03 | grad 0.842 | 11.2k tok/s | ETA 1m05s
 // with "| MFU 31.4%" where the peak FLOP rate of the device is known,
-// "| mem 12.3 GiB" (peak GPU memory allocated) on GPUs, and "| skipped 2" when
+// "| mem 12.3 GiB" (peak GPU memory allocated since the previous line) on GPUs, and "| skipped 2" when
 // non-finite steps were skipped.
 #pragma once
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string_view>
 
 #include "flashrnn/tune/device_props.h"
 
@@ -17,5 +18,11 @@ class DeviceQueryError : public std::runtime_error {
 };
 
 DeviceProps query_cuda_device(int ordinal = 0);
+
+// A device by name: a fixture (a100, h100, h200, l4: device_fixture) or
+// "cuda" / "cuda:N" (the live device N, default 0). Throws ProblemError for an
+// unknown name or a malformed ordinal, DeviceQueryError when the live device
+// cannot be read.
+DeviceProps device_by_name(std::string_view name);
 
 }  // namespace flashrnn::tune
