@@ -1,0 +1,140 @@
+// The [B, D, T] forward kernels (scan_bdt_plan.h): x[u] = a[u]·x[u−1] + b[u]
+// along each row, one warp per row (march) or per item of a row (lookback).
+// Each reads a and b once and writes x once (and `last`): the floor's 3 tensors.
+#pragma once
+
+#include <cstdint>
+
+#include "scan_bdt_plan.h"
+#include "scan_lane_io.cuh"
+#include "scan_math.cuh"
+#include "scan_warp_lookback.cuh"
+#include "scan_warp_scan.cuh"
+
+namespace flashrnn::scan_kernels {
+
+template <class T>
+struct BdtForwardArgs {
+  BdtPlan plan;
+  WarpLookback lookback;
+  bool vectors;     // 16-byte accesses allowed
+  bool descending;  // reverse
+  const T* a;
+  const T* b;
+  const T* x0;  // or null
+  T* x;
+  T* last;
+};
+
+// A lane's V steps composed into one map.
+template <class T, int V>
+__device__ __forceinline__ Affine lane_map(const Vector<T, V>& a, const Vector<T, V>& b) {
+  Affine m{to_float(a.v[0]), to_float(b.v[0])};
+#pragma unroll
+  for (int j = 1; j < V; ++j) m = then(m, Affine{to_float(a.v[j]), to_float(b.v[j])});
+  return m;
+}
+
+// The lane's V states from the state entering them; stores them (and `last`).
+template <class T, int V>
+__device__ __forceinline__ void emit_forward(const BdtForwardArgs<T>& args, const RowView& r,
+                                             int64_t row, int64_t u, const Vector<T, V>& a,
+                                             const Vector<T, V>& b, float state) {
+  Vector<T, V> x;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    state = fmaf(to_float(a.v[j]), state, to_float(b.v[j]));
+    x.v[j] = from_float<T>(state);
+    if (u + j == r.steps - 1) args.last[row] = x.v[j];
+  }
+  store_lane(args.x, r, u, x);
+}
+
+template <class T>
+__device__ __forceinline__ RowView forward_row(const BdtForwardArgs<T>& args, int64_t row) {
+  return RowView{row * args.plan.steps, args.plan.steps, args.descending, args.vectors};
+}
+
+// march: warp w of the grid walks row w; the loads of the next kDepth
+// iterations are in flight while it scans the current one. Depth 2 fits 64
+// registers (32 warps per SM), depth 4 needs up to 80 (24 warps per SM).
+template <class T, int kDepth>
+__global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
+    scan_bdt_forward_march(const BdtForwardArgs<T> args) {
+  constexpr int V = kLaneVector<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t row = int64_t(blockIdx.x) * kBdtWarpsPerBlock + threadIdx.x / 32;
+  if (row >= args.plan.rows) return;  // the whole warp
+  const RowView r = forward_row(args, row);
+  const int64_t W = args.plan.iteration_steps;
+  const int64_t iterations = (r.steps + W - 1) / W;
+  const T one = from_float<T>(1.f), zero = from_float<T>(0.f);
+
+  Vector<T, V> ring_a[kDepth], ring_b[kDepth];
+#pragma unroll
+  for (int d = 0; d < kDepth; ++d) {
+    const int64_t u = d * W + lane * V;
+    ring_a[d] = load_lane<T, V>(args.a, r, u, one);
+    ring_b[d] = load_lane<T, V>(args.b, r, u, zero);
+  }
+  float carry = args.x0 != nullptr ? to_float(args.x0[row]) : 0.f;
+  for (int64_t i0 = 0; i0 < iterations; i0 += kDepth) {
+#pragma unroll
+    for (int d = 0; d < kDepth; ++d) {
+      const int64_t i = i0 + d;
+      if (i >= iterations) break;
+      const Vector<T, V> a = ring_a[d], b = ring_b[d];
+      const int64_t u = i * W + lane * V;
+      ring_a[d] = load_lane<T, V>(args.a, r, u + kDepth * W, one);
+      ring_b[d] = load_lane<T, V>(args.b, r, u + kDepth * W, zero);
+      const WarpScan s = warp_scan(lane_map(a, b), lane);
+      emit_forward(args, r, row, u, a, b, apply(s.exclusive, carry));
+      carry = apply(s.total, carry);  // the only dependency between iterations
+    }
+  }
+}
+
+// lookback: persistent warps take items (kIters iterations of one row) from the
+// ticket counter; an item's inputs stay in registers until its carry is known.
+template <class T, int kIters>
+__global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
+    scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
+  constexpr int V = kLaneVector<T>;
+  const BdtPlan& plan = args.plan;
+  const int lane = threadIdx.x % 32;
+  const int64_t W = plan.iteration_steps;
+  const T one = from_float<T>(1.f), zero = from_float<T>(0.f);
+
+  int64_t item = claimed_item(claim_ticket(args.lookback, lane));
+  while (item < plan.items) {
+    const unsigned next = claim_ticket(args.lookback, lane);
+    const int64_t row = item % plan.rows, chunk = item / plan.rows;
+    const RowView r = forward_row(args, row);
+    const int64_t start = chunk * plan.item_steps + lane * V;
+    Vector<T, V> a[kIters], b[kIters];
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      a[k] = load_lane<T, V>(args.a, r, start + k * W, one);
+      b[k] = load_lane<T, V>(args.b, r, start + k * W, zero);
+    }
+    WarpScan s[kIters];
+    Affine total = identity_map();
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      s[k] = warp_scan(lane_map(a[k], b[k]), lane);
+      total = then(total, s[k].total);
+    }
+    const float chain_start =
+        (chunk == 0 && args.x0 != nullptr) ? to_float(args.x0[row]) : 0.f;
+    float carry = warp_carry_in(args.lookback, item, chunk, plan.rows, chunk + 1 < plan.chunks,
+                                total, chain_start, lane);
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      emit_forward(args, r, row, start + k * W, a[k], b[k], apply(s[k].exclusive, carry));
+      carry = apply(s[k].total, carry);
+    }
+    item = claimed_item(next);
+  }
+}
+
+}  // namespace flashrnn::scan_kernels
