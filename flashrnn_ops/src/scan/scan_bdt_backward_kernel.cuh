@@ -24,8 +24,6 @@ template <class T>
 struct BdtBackwardArgs {
   BdtPlan plan;
   WarpLookback lookback;
-  bool vectors;
-  bool descending;  // this kernel's scan order: the forward's reversed
   const T* a;
   const T* x;
   const T* x0;     // or null
@@ -39,26 +37,27 @@ struct BdtBackwardArgs {
 // One iteration of a lane: its V steps of a, x and g in this kernel's scan order.
 template <class T, int V>
 struct BackwardLane {
-  Vector<T, V> a, x, g;
+  LaneWords a, x, g;
 };
 
-template <class T>
+// kVectors: 16-byte accesses (T % V == 0, aligned tensors); a template
+// parameter, so that the scalar path costs the vector kernels no registers.
+template <bool kVectors, class T>
 __device__ __forceinline__ RowView backward_row(const BdtBackwardArgs<T>& args, int64_t row) {
-  return RowView{row * args.plan.steps, args.plan.steps, args.descending, args.vectors};
+  return RowView{row * args.plan.steps, args.plan.steps, kVectors};
 }
 
-template <class T, int V>
+template <bool kDesc, class T, int V>
 __device__ __forceinline__ BackwardLane<T, V> load_backward_lane(const BdtBackwardArgs<T>& args,
                                                                  const RowView& r, int64_t u) {
   const T zero = from_float<T>(0.f);
   BackwardLane<T, V> in;
-  in.a = load_lane<T, V>(args.a, r, u, zero);
-  in.x = load_lane<T, V>(args.x, r, u, zero);
+  in.a = load_lane<kDesc, T>(args.a, r, u, zero);
+  in.x = load_lane<kDesc, T>(args.x, r, u, zero);
   if (args.dx != nullptr) {
-    in.g = load_lane<T, V>(args.dx, r, u, zero);
+    in.g = load_lane<kDesc, T>(args.dx, r, u, zero);
   } else {
-#pragma unroll
-    for (int j = 0; j < V; ++j) in.g.v[j] = zero;
+    in.g = splat(zero);
   }
   return in;
 }
@@ -71,13 +70,13 @@ struct Halo {
   float x_after;
 };
 
-template <class T, int V>
+template <bool kDesc, class T, int V>
 __device__ __forceinline__ Halo exchange_halo(const BackwardLane<T, V>& in, float a_from_before,
                                               float x_from_after, int lane) {
-  const float a_last = to_float(in.a.v[V - 1]);
+  const float a_last = lane_step<kDesc, T>(in.a, V - 1);
   const float from_left = __shfl_sync(kFullWarp, a_last, (lane + 31) & 31);
   // Lane 0's first x is wanted by nobody this iteration: it passes lane 31's instead.
-  const float x_first = lane == 0 ? x_from_after : to_float(in.x.v[0]);
+  const float x_first = lane == 0 ? x_from_after : lane_step<kDesc, T>(in.x, 0);
   Halo h;
   h.gate_first = lane == 0 ? a_from_before : from_left;
   h.x_after = __shfl_sync(kFullWarp, x_first, (lane + 1) & 31);
@@ -85,44 +84,45 @@ __device__ __forceinline__ Halo exchange_halo(const BackwardLane<T, V>& in, floa
 }
 
 // Step j of the lane as a map: gate a[u+j−1], input g[u+j] (+ dL/dlast at u = 0).
-template <class T, int V>
+template <bool kDesc, class T, int V>
 __device__ __forceinline__ Affine backward_step(const BackwardLane<T, V>& in, const Halo& h,
                                                 int j, int64_t u, float dlast) {
-  const float gate = j == 0 ? h.gate_first : to_float(in.a.v[j - 1]);
-  const float input = to_float(in.g.v[j]) + (u + j == 0 ? dlast : 0.f);
+  const float gate = j == 0 ? h.gate_first : lane_step<kDesc, T>(in.a, j > 0 ? j - 1 : 0);
+  const float input = lane_step<kDesc, T>(in.g, j) + ((j == 0 && u == 0) ? dlast : 0.f);
   return Affine{gate, input};
 }
 
-template <class T, int V>
+template <bool kDesc, class T, int V>
 __device__ __forceinline__ Affine backward_lane_map(const BackwardLane<T, V>& in, const Halo& h,
                                                     int64_t u, float dlast) {
-  Affine m = backward_step(in, h, 0, u, dlast);
+  Affine m = backward_step<kDesc>(in, h, 0, u, dlast);
 #pragma unroll
-  for (int j = 1; j < V; ++j) m = then(m, backward_step(in, h, j, u, dlast));
+  for (int j = 1; j < V; ++j) m = then(m, backward_step<kDesc>(in, h, j, u, dlast));
   return m;
 }
 
 // db and da of the lane's V steps from the state entering them; stores them
 // (and dx0 at the row's final step).
-template <class T, int V>
+template <bool kDesc, class T, int V>
 __device__ __forceinline__ void emit_backward(const BdtBackwardArgs<T>& args, const RowView& r,
                                               int64_t row, int64_t u, const BackwardLane<T, V>& in,
                                               const Halo& h, float dlast, float x_end,
                                               float state) {
-  Vector<T, V> da, db;
+  const int final_step = final_step_in_lane(r, u, V);  // its x[v−1] is x0
+  float da[V], db[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) {
-    state = apply(backward_step(in, h, j, u, dlast), state);
-    const float x_prev = u + j + 1 >= r.steps ? x_end
-                         : j + 1 < V          ? to_float(in.x.v[j + 1 < V ? j + 1 : j])
-                                              : h.x_after;
-    db.v[j] = from_float<T>(state);
-    da.v[j] = from_float<T>(state * x_prev);
-    if (args.dx0 != nullptr && u + j == r.steps - 1)
-      args.dx0[row] = from_float<T>(to_float(in.a.v[j]) * state);
+    state = apply(backward_step<kDesc>(in, h, j, u, dlast), state);
+    const float x_prev = j >= final_step ? x_end
+                         : j + 1 < V     ? lane_step<kDesc, T>(in.x, j + 1 < V ? j + 1 : j)
+                                         : h.x_after;
+    db[j] = state;
+    da[j] = state * x_prev;
+    if (args.dx0 != nullptr && j == final_step)
+      args.dx0[row] = from_float<T>(lane_step<kDesc, T>(in.a, j) * state);
   }
-  store_lane(args.db, r, u, db);
-  store_lane(args.da, r, u, da);
+  store_lane<kDesc>(args.db, r, u, pack_lane<kDesc, T>(db));
+  store_lane<kDesc>(args.da, r, u, pack_lane<kDesc, T>(da));
 }
 
 template <class T>
@@ -134,23 +134,25 @@ __device__ __forceinline__ float row_x_end(const BdtBackwardArgs<T>& args, int64
   return args.x0 != nullptr ? to_float(args.x0[row]) : 0.f;
 }
 
+// kDesc: this kernel's scan runs from t = T−1 down to 0 (the forward ran upwards).
+//
 // march: warp w of the grid walks row w with kDepth iterations' loads in
 // flight (depth 2: up to 80 registers, 24 warps per SM; depth 4: 128, 16).
-template <class T, int kDepth>
+template <class T, bool kDesc, bool kVectors, int kDepth>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
     scan_bdt_backward_march(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   const int lane = threadIdx.x % 32;
   const int64_t row = int64_t(blockIdx.x) * kBdtWarpsPerBlock + threadIdx.x / 32;
   if (row >= args.plan.rows) return;  // the whole warp
-  const RowView r = backward_row(args, row);
+  const RowView r = backward_row<kVectors>(args, row);
   const int64_t W = args.plan.iteration_steps;
   const int64_t iterations = (r.steps + W - 1) / W;
   const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
 
   BackwardLane<T, V> ring[kDepth];
 #pragma unroll
-  for (int d = 0; d < kDepth; ++d) ring[d] = load_backward_lane<T, V>(args, r, d * W + lane * V);
+  for (int d = 0; d < kDepth; ++d) ring[d] = load_backward_lane<kDesc, T, V>(args, r, d * W + lane * V);
   float carry = 0.f;
   float a_before = 0.f;  // lane 0: a at the step before the iteration
   for (int64_t i0 = 0; i0 < iterations; i0 += kDepth) {
@@ -160,13 +162,13 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
       if (i >= iterations) break;
       const BackwardLane<T, V> in = ring[d];
       const int64_t u = i * W + lane * V;
-      ring[d] = load_backward_lane<T, V>(args, r, u + kDepth * W);
+      ring[d] = load_backward_lane<kDesc, T, V>(args, r, u + kDepth * W);
       // Slot d + 1 holds the next iteration (loads past the row's end give zeros).
-      const float x_next = to_float(ring[(d + 1) % kDepth].x.v[0]);
-      const Halo h = exchange_halo(in, a_before, x_next, lane);
-      a_before = __shfl_sync(kFullWarp, to_float(in.a.v[V - 1]), 31);
-      const WarpScan s = warp_scan(backward_lane_map(in, h, u, dlast), lane);
-      emit_backward(args, r, row, u, in, h, dlast, x_end, apply(s.exclusive, carry));
+      const float x_next = lane_step<kDesc, T>(ring[(d + 1) % kDepth].x, 0);
+      const Halo h = exchange_halo<kDesc>(in, a_before, x_next, lane);
+      a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in.a, V - 1), 31);
+      const WarpScan s = warp_scan(backward_lane_map<kDesc>(in, h, u, dlast), lane);
+      emit_backward<kDesc>(args, r, row, u, in, h, dlast, x_end, apply(s.exclusive, carry));
       carry = apply(s.total, carry);
     }
   }
@@ -174,7 +176,7 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
 
 // lookback: persistent warps take items of kIters iterations from the ticket
 // counter; lane 0 loads the item's two halo elements itself.
-template <class T, int kIters>
+template <class T, bool kDesc, bool kVectors, int kIters>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
     scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
@@ -187,16 +189,16 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
   while (item < plan.items) {
     const unsigned next = claim_ticket(args.lookback, lane);
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
-    const RowView r = backward_row(args, row);
+    const RowView r = backward_row<kVectors>(args, row);
     const int64_t first = chunk * plan.item_steps;
     const int64_t start = first + lane * V;
     BackwardLane<T, V> in[kIters];
 #pragma unroll
-    for (int k = 0; k < kIters; ++k) in[k] = load_backward_lane<T, V>(args, r, start + k * W);
+    for (int k = 0; k < kIters; ++k) in[k] = load_backward_lane<kDesc, T, V>(args, r, start + k * W);
     float a_before = 0.f, x_after = 0.f;
     if (lane == 0) {
-      a_before = to_float(load_row_step(args.a, r, first - 1, zero));
-      x_after = to_float(load_row_step(args.x, r, first + plan.item_steps, zero));
+      a_before = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
+      x_after = to_float(load_row_step<kDesc>(args.x, r, first + plan.item_steps, zero));
     }
     const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
     Halo h[kIters];
@@ -204,17 +206,18 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
     Affine total = identity_map();
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      const float x_next = k + 1 < kIters ? to_float(in[k + 1 < kIters ? k + 1 : k].x.v[0]) : x_after;
-      h[k] = exchange_halo(in[k], a_before, x_next, lane);
-      a_before = __shfl_sync(kFullWarp, to_float(in[k].a.v[V - 1]), 31);
-      s[k] = warp_scan(backward_lane_map(in[k], h[k], start + k * W, dlast), lane);
+      const float x_next =
+          k + 1 < kIters ? lane_step<kDesc, T>(in[k + 1 < kIters ? k + 1 : k].x, 0) : x_after;
+      h[k] = exchange_halo<kDesc>(in[k], a_before, x_next, lane);
+      a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in[k].a, V - 1), 31);
+      s[k] = warp_scan(backward_lane_map<kDesc>(in[k], h[k], start + k * W, dlast), lane);
       total = then(total, s[k].total);
     }
     float carry = warp_carry_in(args.lookback, item, chunk, plan.rows, chunk + 1 < plan.chunks,
                                 total, 0.f, lane);
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      emit_backward(args, r, row, start + k * W, in[k], h[k], dlast, x_end,
+      emit_backward<kDesc>(args, r, row, start + k * W, in[k], h[k], dlast, x_end,
                     apply(s[k].exclusive, carry));
       carry = apply(s[k].total, carry);
     }

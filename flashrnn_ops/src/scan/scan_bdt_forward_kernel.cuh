@@ -17,8 +17,6 @@ template <class T>
 struct BdtForwardArgs {
   BdtPlan plan;
   WarpLookback lookback;
-  bool vectors;     // 16-byte accesses allowed
-  bool descending;  // reverse
   const T* a;
   const T* b;
   const T* x0;  // or null
@@ -27,55 +25,62 @@ struct BdtForwardArgs {
 };
 
 // A lane's V steps composed into one map.
-template <class T, int V>
-__device__ __forceinline__ Affine lane_map(const Vector<T, V>& a, const Vector<T, V>& b) {
-  Affine m{to_float(a.v[0]), to_float(b.v[0])};
+template <bool kDesc, class T>
+__device__ __forceinline__ Affine lane_map(const LaneWords& a, const LaneWords& b) {
+  constexpr int V = kLaneVector<T>;
+  Affine m{lane_step<kDesc, T>(a, 0), lane_step<kDesc, T>(b, 0)};
 #pragma unroll
-  for (int j = 1; j < V; ++j) m = then(m, Affine{to_float(a.v[j]), to_float(b.v[j])});
+  for (int j = 1; j < V; ++j) m = then(m, Affine{lane_step<kDesc, T>(a, j), lane_step<kDesc, T>(b, j)});
   return m;
 }
 
 // The lane's V states from the state entering them; stores them (and `last`).
-template <class T, int V>
+template <bool kDesc, class T>
 __device__ __forceinline__ void emit_forward(const BdtForwardArgs<T>& args, const RowView& r,
-                                             int64_t row, int64_t u, const Vector<T, V>& a,
-                                             const Vector<T, V>& b, float state) {
-  Vector<T, V> x;
+                                             int64_t row, int64_t u, const LaneWords& a,
+                                             const LaneWords& b, float state) {
+  constexpr int V = kLaneVector<T>;
+  const int final_step = final_step_in_lane(r, u, V);
+  float x[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) {
-    state = fmaf(to_float(a.v[j]), state, to_float(b.v[j]));
-    x.v[j] = from_float<T>(state);
-    if (u + j == r.steps - 1) args.last[row] = x.v[j];
+    state = fmaf(lane_step<kDesc, T>(a, j), state, lane_step<kDesc, T>(b, j));
+    x[j] = state;
+    if (j == final_step) args.last[row] = from_float<T>(state);
   }
-  store_lane(args.x, r, u, x);
+  store_lane<kDesc>(args.x, r, u, pack_lane<kDesc, T>(x));
 }
 
-template <class T>
+// kVectors: 16-byte accesses (T % V == 0, aligned tensors); a template
+// parameter, so that the scalar path costs the vector kernels no registers.
+template <bool kVectors, class T>
 __device__ __forceinline__ RowView forward_row(const BdtForwardArgs<T>& args, int64_t row) {
-  return RowView{row * args.plan.steps, args.plan.steps, args.descending, args.vectors};
+  return RowView{row * args.plan.steps, args.plan.steps, kVectors};
 }
 
+// kDesc: the scan runs from t = T−1 down to 0 (reverse).
+//
 // march: warp w of the grid walks row w; the loads of the next kDepth
 // iterations are in flight while it scans the current one. Depth 2 fits 64
 // registers (32 warps per SM), depth 4 needs up to 80 (24 warps per SM).
-template <class T, int kDepth>
+template <class T, bool kDesc, bool kVectors, int kDepth>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
     scan_bdt_forward_march(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   const int lane = threadIdx.x % 32;
   const int64_t row = int64_t(blockIdx.x) * kBdtWarpsPerBlock + threadIdx.x / 32;
   if (row >= args.plan.rows) return;  // the whole warp
-  const RowView r = forward_row(args, row);
+  const RowView r = forward_row<kVectors>(args, row);
   const int64_t W = args.plan.iteration_steps;
   const int64_t iterations = (r.steps + W - 1) / W;
   const T one = from_float<T>(1.f), zero = from_float<T>(0.f);
 
-  Vector<T, V> ring_a[kDepth], ring_b[kDepth];
+  LaneWords ring_a[kDepth], ring_b[kDepth];
 #pragma unroll
   for (int d = 0; d < kDepth; ++d) {
     const int64_t u = d * W + lane * V;
-    ring_a[d] = load_lane<T, V>(args.a, r, u, one);
-    ring_b[d] = load_lane<T, V>(args.b, r, u, zero);
+    ring_a[d] = load_lane<kDesc, T>(args.a, r, u, one);
+    ring_b[d] = load_lane<kDesc, T>(args.b, r, u, zero);
   }
   float carry = args.x0 != nullptr ? to_float(args.x0[row]) : 0.f;
   for (int64_t i0 = 0; i0 < iterations; i0 += kDepth) {
@@ -83,12 +88,12 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
     for (int d = 0; d < kDepth; ++d) {
       const int64_t i = i0 + d;
       if (i >= iterations) break;
-      const Vector<T, V> a = ring_a[d], b = ring_b[d];
+      const LaneWords a = ring_a[d], b = ring_b[d];
       const int64_t u = i * W + lane * V;
-      ring_a[d] = load_lane<T, V>(args.a, r, u + kDepth * W, one);
-      ring_b[d] = load_lane<T, V>(args.b, r, u + kDepth * W, zero);
-      const WarpScan s = warp_scan(lane_map(a, b), lane);
-      emit_forward(args, r, row, u, a, b, apply(s.exclusive, carry));
+      ring_a[d] = load_lane<kDesc, T>(args.a, r, u + kDepth * W, one);
+      ring_b[d] = load_lane<kDesc, T>(args.b, r, u + kDepth * W, zero);
+      const WarpScan s = warp_scan(lane_map<kDesc, T>(a, b), lane);
+      emit_forward<kDesc>(args, r, row, u, a, b, apply(s.exclusive, carry));
       carry = apply(s.total, carry);  // the only dependency between iterations
     }
   }
@@ -96,7 +101,7 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
 
 // lookback: persistent warps take items (kIters iterations of one row) from the
 // ticket counter; an item's inputs stay in registers until its carry is known.
-template <class T, int kIters>
+template <class T, bool kDesc, bool kVectors, int kIters>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
     scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
@@ -109,19 +114,19 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
   while (item < plan.items) {
     const unsigned next = claim_ticket(args.lookback, lane);
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
-    const RowView r = forward_row(args, row);
+    const RowView r = forward_row<kVectors>(args, row);
     const int64_t start = chunk * plan.item_steps + lane * V;
-    Vector<T, V> a[kIters], b[kIters];
+    LaneWords a[kIters], b[kIters];
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      a[k] = load_lane<T, V>(args.a, r, start + k * W, one);
-      b[k] = load_lane<T, V>(args.b, r, start + k * W, zero);
+      a[k] = load_lane<kDesc, T>(args.a, r, start + k * W, one);
+      b[k] = load_lane<kDesc, T>(args.b, r, start + k * W, zero);
     }
     WarpScan s[kIters];
     Affine total = identity_map();
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      s[k] = warp_scan(lane_map(a[k], b[k]), lane);
+      s[k] = warp_scan(lane_map<kDesc, T>(a[k], b[k]), lane);
       total = then(total, s[k].total);
     }
     const float chain_start =
@@ -130,7 +135,7 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
                                 total, chain_start, lane);
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      emit_forward(args, r, row, start + k * W, a[k], b[k], apply(s[k].exclusive, carry));
+      emit_forward<kDesc>(args, r, row, start + k * W, a[k], b[k], apply(s[k].exclusive, carry));
       carry = apply(s[k].total, carry);
     }
     item = claimed_item(next);

@@ -74,14 +74,52 @@ inline bool plan_fits(const BdtPlan& plan) { return plan.items < (int64_t(1) << 
 
 }  // namespace bdt_detail
 
+namespace bdt_detail {
+
+// The kernels of one direction and scan order, by depth and item length; the
+// scalar path (no 16-byte accesses) in one size only.
+template <class T, bool kDesc, class Args>
+cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) {
+  if (!vectors)
+    return launch<scan_bdt_forward_march<T, kDesc, false, 2>,
+                  scan_bdt_forward_lookback<T, kDesc, false, 2>>(args, stream);
+  const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
+  if (deep)
+    return long_items ? launch<scan_bdt_forward_march<T, kDesc, true, 4>,
+                               scan_bdt_forward_lookback<T, kDesc, true, 4>>(args, stream)
+                      : launch<scan_bdt_forward_march<T, kDesc, true, 4>,
+                               scan_bdt_forward_lookback<T, kDesc, true, 2>>(args, stream);
+  return long_items ? launch<scan_bdt_forward_march<T, kDesc, true, 2>,
+                             scan_bdt_forward_lookback<T, kDesc, true, 4>>(args, stream)
+                    : launch<scan_bdt_forward_march<T, kDesc, true, 2>,
+                             scan_bdt_forward_lookback<T, kDesc, true, 2>>(args, stream);
+}
+
+template <class T, bool kDesc, class Args>
+cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream) {
+  if (!vectors)
+    return launch<scan_bdt_backward_march<T, kDesc, false, 2>,
+                  scan_bdt_backward_lookback<T, kDesc, false, 2>>(args, stream);
+  const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
+  if (deep)
+    return long_items ? launch<scan_bdt_backward_march<T, kDesc, true, 4>,
+                               scan_bdt_backward_lookback<T, kDesc, true, 4>>(args, stream)
+                      : launch<scan_bdt_backward_march<T, kDesc, true, 4>,
+                               scan_bdt_backward_lookback<T, kDesc, true, 2>>(args, stream);
+  return long_items ? launch<scan_bdt_backward_march<T, kDesc, true, 2>,
+                             scan_bdt_backward_lookback<T, kDesc, true, 4>>(args, stream)
+                    : launch<scan_bdt_backward_march<T, kDesc, true, 2>,
+                             scan_bdt_backward_lookback<T, kDesc, true, 2>>(args, stream);
+}
+
+}  // namespace bdt_detail
+
 template <class T>
 cudaError_t launch_bdt_forward(const ScanForwardParams& p, const BdtPlan& plan, bool vectors,
                                void* workspace, cudaStream_t stream) {
   if (!bdt_detail::plan_fits(plan)) return cudaErrorInvalidConfiguration;
   BdtForwardArgs<T> args;
   args.plan = plan;
-  args.vectors = vectors;
-  args.descending = p.shape.reverse;
   args.a = static_cast<const T*>(p.a);
   args.b = static_cast<const T*>(p.b);
   args.x0 = static_cast<const T*>(p.x0);
@@ -89,26 +127,17 @@ cudaError_t launch_bdt_forward(const ScanForwardParams& p, const BdtPlan& plan, 
   args.last = static_cast<T*>(p.last);
   if (const cudaError_t e = bdt_detail::prepare_lookback(plan, workspace, stream, args.lookback))
     return e;
-  const bool deep = plan.depth >= 4, long_items = plan.item_iterations >= 4;
-  if (deep)
-    return long_items ? bdt_detail::launch<scan_bdt_forward_march<T, 4>,
-                                           scan_bdt_forward_lookback<T, 4>>(args, stream)
-                      : bdt_detail::launch<scan_bdt_forward_march<T, 4>,
-                                           scan_bdt_forward_lookback<T, 2>>(args, stream);
-  return long_items ? bdt_detail::launch<scan_bdt_forward_march<T, 2>,
-                                         scan_bdt_forward_lookback<T, 4>>(args, stream)
-                    : bdt_detail::launch<scan_bdt_forward_march<T, 2>,
-                                         scan_bdt_forward_lookback<T, 2>>(args, stream);
+  return p.shape.reverse ? bdt_detail::launch_forward<T, true>(args, vectors, stream)
+                         : bdt_detail::launch_forward<T, false>(args, vectors, stream);
 }
 
+// The backward scans in the forward's opposite order.
 template <class T>
 cudaError_t launch_bdt_backward(const ScanBackwardParams& p, const BdtPlan& plan, bool vectors,
                                 void* workspace, cudaStream_t stream) {
   if (!bdt_detail::plan_fits(plan)) return cudaErrorInvalidConfiguration;
   BdtBackwardArgs<T> args;
   args.plan = plan;
-  args.vectors = vectors;
-  args.descending = !p.shape.reverse;
   args.a = static_cast<const T*>(p.a);
   args.x = static_cast<const T*>(p.x);
   args.x0 = static_cast<const T*>(p.x0);
@@ -119,16 +148,8 @@ cudaError_t launch_bdt_backward(const ScanBackwardParams& p, const BdtPlan& plan
   args.dx0 = static_cast<T*>(p.dx0);
   if (const cudaError_t e = bdt_detail::prepare_lookback(plan, workspace, stream, args.lookback))
     return e;
-  const bool deep = plan.depth >= 4, long_items = plan.item_iterations >= 4;
-  if (deep)
-    return long_items ? bdt_detail::launch<scan_bdt_backward_march<T, 4>,
-                                           scan_bdt_backward_lookback<T, 4>>(args, stream)
-                      : bdt_detail::launch<scan_bdt_backward_march<T, 4>,
-                                           scan_bdt_backward_lookback<T, 2>>(args, stream);
-  return long_items ? bdt_detail::launch<scan_bdt_backward_march<T, 2>,
-                                         scan_bdt_backward_lookback<T, 4>>(args, stream)
-                    : bdt_detail::launch<scan_bdt_backward_march<T, 2>,
-                                         scan_bdt_backward_lookback<T, 2>>(args, stream);
+  return p.shape.reverse ? bdt_detail::launch_backward<T, false>(args, vectors, stream)
+                         : bdt_detail::launch_backward<T, true>(args, vectors, stream);
 }
 
 // Blocks the [B, D, T] warp kernel of this plan launches (for benchmark reports).
@@ -142,10 +163,11 @@ cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
   int resident = 0;
   const bool long_items = plan.item_iterations >= 4;
   const cudaError_t e =
-      backward ? (long_items ? bdt_detail::resident_blocks<scan_bdt_backward_lookback<T, 4>>(resident)
-                             : bdt_detail::resident_blocks<scan_bdt_backward_lookback<T, 2>>(resident))
-               : (long_items ? bdt_detail::resident_blocks<scan_bdt_forward_lookback<T, 4>>(resident)
-                             : bdt_detail::resident_blocks<scan_bdt_forward_lookback<T, 2>>(resident));
+      backward
+          ? (long_items ? bdt_detail::resident_blocks<scan_bdt_backward_lookback<T, true, true, 4>>(resident)
+                        : bdt_detail::resident_blocks<scan_bdt_backward_lookback<T, true, true, 2>>(resident))
+          : (long_items ? bdt_detail::resident_blocks<scan_bdt_forward_lookback<T, false, true, 4>>(resident)
+                        : bdt_detail::resident_blocks<scan_bdt_forward_lookback<T, false, true, 2>>(resident));
   const int64_t wanted = (plan.items + warps - 1) / warps;
   blocks = int(wanted < resident ? wanted : resident);
   return e;
