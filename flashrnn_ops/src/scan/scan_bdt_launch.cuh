@@ -14,7 +14,7 @@
 namespace flashrnn::scan_kernels {
 namespace bdt_detail {
 
-// Lays the look-back out in `workspace` and clears its ticket and status words.
+// Lays the look-back out in `workspace` and clears it (ticket, descriptors).
 inline cudaError_t prepare_lookback(const BdtPlan& plan, void* workspace, cudaStream_t stream,
                                     WarpLookback& view) {
   const BdtLookbackLayout layout = bdt_lookback_layout(plan);
@@ -23,10 +23,8 @@ inline cudaError_t prepare_lookback(const BdtPlan& plan, void* workspace, cudaSt
   if (workspace == nullptr) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(workspace);
   view.ticket = reinterpret_cast<uint32_t*>(base + layout.ticket);
-  view.flags = reinterpret_cast<uint32_t*>(base + layout.flags);
-  view.aggregates = reinterpret_cast<float2*>(base + layout.aggregates);
-  view.inclusive = reinterpret_cast<float*>(base + layout.inclusive);
-  return cudaMemsetAsync(workspace, 0, layout.zeroed_bytes, stream);
+  view.descriptors = reinterpret_cast<uint4*>(base + layout.descriptors);
+  return cudaMemsetAsync(workspace, 0, layout.total_bytes, stream);
 }
 
 // Blocks of kKernel resident on the current device at once (cached per device).
@@ -117,6 +115,7 @@ cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream)
 template <class T>
 cudaError_t launch_bdt_forward(const ScanForwardParams& p, const BdtPlan& plan, bool vectors,
                                void* workspace, cudaStream_t stream) {
+  if (plan.items == 0) return cudaSuccess;
   if (!bdt_detail::plan_fits(plan)) return cudaErrorInvalidConfiguration;
   BdtForwardArgs<T> args;
   args.plan = plan;
@@ -135,6 +134,7 @@ cudaError_t launch_bdt_forward(const ScanForwardParams& p, const BdtPlan& plan, 
 template <class T>
 cudaError_t launch_bdt_backward(const ScanBackwardParams& p, const BdtPlan& plan, bool vectors,
                                 void* workspace, cudaStream_t stream) {
+  if (plan.items == 0) return cudaSuccess;
   if (!bdt_detail::plan_fits(plan)) return cudaErrorInvalidConfiguration;
   BdtBackwardArgs<T> args;
   args.plan = plan;

@@ -85,29 +85,21 @@ inline BdtPlan make_bdt_plan(const ScanShape& shape, const BdtChoice& choice, in
   return p;
 }
 
-// The look-back's scratch memory: a ticket counter and one status word per item
-// (zeroed before each launch), then per item its total map (a, b) and the state
-// leaving it. March plans need none.
+// The look-back's scratch memory, all zeroed before each launch: a ticket
+// counter, then one 16-byte descriptor per item (status, its map's a and b, the
+// state leaving it). March plans need none.
 struct BdtLookbackLayout {
   size_t ticket = 0;
-  size_t flags = 0;
-  size_t aggregates = 0;
-  size_t inclusive = 0;
-  size_t zeroed_bytes = 0;
-  size_t total_bytes = 0;
+  size_t descriptors = 0;
+  size_t total_bytes = 0;  // all of it is zeroed
 };
 
 inline BdtLookbackLayout bdt_lookback_layout(const BdtPlan& p) {
   BdtLookbackLayout l;
   if (p.mode != BdtMode::kLookback) return l;
-  const auto align16 = [](size_t x) { return (x + 15) / 16 * 16; };
-  const size_t items = size_t(p.items);
   l.ticket = 0;
-  l.flags = 16;
-  l.zeroed_bytes = align16(l.flags + items * sizeof(uint32_t));
-  l.aggregates = l.zeroed_bytes;
-  l.inclusive = align16(l.aggregates + items * 2 * sizeof(float));
-  l.total_bytes = align16(l.inclusive + items * sizeof(float));
+  l.descriptors = 16;
+  l.total_bytes = l.descriptors + size_t(p.items) * 16;
   return l;
 }
 
