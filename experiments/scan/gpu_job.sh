@@ -109,6 +109,23 @@ for spec in "memcheck mode=march" "racecheck default"; do
   sanitize $spec
 done
 
+step "Nsight Compute on two default-variant kernels, as time allows"
+if [ "$(elapsed)" -lt "${NCU_BUDGET_S:-430}" ] && command -v ncu >/dev/null; then
+  for spec in "scan_bdt_forward|bdt bf16 (8" "scan_bdt_forward|bdt fp32 (1,16"; do
+    kernel="${spec%%|*}"; case_name="${spec#*|}"
+    echo "=== $kernel, case '$case_name'"
+    timeout 50 ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 2 \
+      --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section Occupancy --section WarpStateStats \
+      "$BIN/scanbench" --case "$case_name" --no-vanilla --out-dir /tmp 2>&1 |
+      grep -v "^==PROF==\|^bdt\|^btd\|^device\|^kernels\|^wrote\|^summary"
+  done >"$OUT/ncu.txt" 2>&1
+  grep -E "^===|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Achieved Occupancy|Registers Per" \
+    "$OUT/ncu.txt" | head -30
+else
+  echo "skipped"
+fi
+
 step "done in $(elapsed)s; default variant's table:"
 sed -n '/^summary/,$p' "$OUT/bench_default/bench.log" 2>/dev/null | cut -c1-220
 echo

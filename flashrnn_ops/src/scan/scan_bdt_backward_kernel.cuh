@@ -17,6 +17,7 @@
 #include "scan_math.cuh"
 #include "scan_warp_lookback.cuh"
 #include "scan_warp_scan.cuh"
+#include "scan_warp_staging.cuh"
 
 namespace flashrnn::scan_kernels {
 
@@ -175,39 +176,85 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
 }
 
 // lookback: persistent warps take items of kIters iterations from the ticket
-// counter; lane 0 loads the item's two halo elements itself.
+// counter; the next item's inputs are copied into shared memory (vector path)
+// and lane 0 loads its two halo elements into registers while the current item
+// waits on its look-back.
 template <class T, bool kDesc, bool kVectors, int kIters>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
     scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
+  using Staging = WarpStaging<kIters, 3>;  // a, x, dL/dx
+  extern __shared__ __align__(16) unsigned char block_shared[];
   const BdtPlan& plan = args.plan;
   const int lane = threadIdx.x % 32;
   const int64_t W = plan.iteration_steps;
   const T zero = from_float<T>(0.f);
+  const Staging staging = Staging::of_warp(block_shared, threadIdx.x / 32, lane);
+  struct ItemHalo {
+    float a_before = 0.f;  // lane 0: a at the step before the item
+    float x_after = 0.f;   // lane 0: x at the step after it
+  };
+  // Copies of `item` into `stage` (the vector path, one commit group per item)
+  // and its halo.
+  const auto stage_item = [&](int64_t item, int stage) {
+    ItemHalo halo;
+    if (item < plan.items) {
+      const RowView r = backward_row<kVectors>(args, item % plan.rows);
+      const int64_t first = (item / plan.rows) * plan.item_steps;
+      if constexpr (kVectors) {
+        const int64_t start = first + lane * V;
+#pragma unroll
+        for (int k = 0; k < kIters; ++k) {
+          staging.template copy<kDesc>(stage, k, 0, args.a, r, start + k * W);
+          staging.template copy<kDesc>(stage, k, 1, args.x, r, start + k * W);
+          if (args.dx != nullptr)
+            staging.template copy<kDesc>(stage, k, 2, args.dx, r, start + k * W);
+        }
+      }
+      if (lane == 0) {
+        halo.a_before = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
+        halo.x_after = to_float(load_row_step<kDesc>(args.x, r, first + plan.item_steps, zero));
+      }
+    }
+    if constexpr (kVectors) commit_copies();
+    return halo;
+  };
 
   int64_t item = claimed_item(claim_ticket(args.lookback, lane));
+  unsigned next_ticket = claim_ticket(args.lookback, lane);
+  int stage = 0;
+  ItemHalo halo = stage_item(item, stage);
   while (item < plan.items) {
-    const unsigned next = claim_ticket(args.lookback, lane);
+    const int64_t next = claimed_item(next_ticket);
+    next_ticket = claim_ticket(args.lookback, lane);
+    const ItemHalo next_halo = stage_item(next, stage ^ 1);
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = backward_row<kVectors>(args, row);
-    const int64_t first = chunk * plan.item_steps;
-    const int64_t start = first + lane * V;
+    const int64_t start = chunk * plan.item_steps + lane * V;
     BackwardLane<T, V> in[kIters];
+    if constexpr (kVectors) {
+      wait_copies<1>();
 #pragma unroll
-    for (int k = 0; k < kIters; ++k) in[k] = load_backward_lane<kDesc, T, V>(args, r, start + k * W);
-    float a_before = 0.f, x_after = 0.f;
-    if (lane == 0) {
-      a_before = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
-      x_after = to_float(load_row_step<kDesc>(args.x, r, first + plan.item_steps, zero));
+      for (int k = 0; k < kIters; ++k) {
+        in[k].a = staging.read(stage, k, 0, r, start + k * W, zero);
+        in[k].x = staging.read(stage, k, 1, r, start + k * W, zero);
+        in[k].g = args.dx != nullptr ? staging.read(stage, k, 2, r, start + k * W, zero)
+                                     : splat(zero);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kIters; ++k)
+        in[k] = load_backward_lane<kDesc, T, V>(args, r, start + k * W);
     }
     const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
+    float a_before = halo.a_before;
     Halo h[kIters];
     WarpScan s[kIters];
     Affine total = identity_map();
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
       const float x_next =
-          k + 1 < kIters ? lane_step<kDesc, T>(in[k + 1 < kIters ? k + 1 : k].x, 0) : x_after;
+          k + 1 < kIters ? lane_step<kDesc, T>(in[k + 1 < kIters ? k + 1 : k].x, 0) : halo.x_after;
       h[k] = exchange_halo<kDesc>(in[k], a_before, x_next, lane);
       a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in[k].a, V - 1), 31);
       s[k] = warp_scan(backward_lane_map<kDesc>(in[k], h[k], start + k * W, dlast), lane);
@@ -218,11 +265,19 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
       emit_backward<kDesc>(args, r, row, start + k * W, in[k], h[k], dlast, x_end,
-                    apply(s[k].exclusive, carry));
+                           apply(s[k].exclusive, carry));
       carry = apply(s[k].total, carry);
     }
-    item = claimed_item(next);
+    item = next;
+    halo = next_halo;
+    stage ^= 1;
   }
+}
+
+// Dynamic shared memory of the lookback kernel (its staging; none on the scalar path).
+template <bool kVectors, int kIters>
+constexpr int backward_lookback_shared_bytes() {
+  return kVectors ? warp_staging_bytes<kIters, 3>(kBdtWarpsPerBlock) : 0;
 }
 
 }  // namespace flashrnn::scan_kernels

@@ -10,6 +10,7 @@
 #include "scan_math.cuh"
 #include "scan_warp_lookback.cuh"
 #include "scan_warp_scan.cuh"
+#include "scan_warp_staging.cuh"
 
 namespace flashrnn::scan_kernels {
 
@@ -100,27 +101,60 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
 }
 
 // lookback: persistent warps take items (kIters iterations of one row) from the
-// ticket counter; an item's inputs stay in registers until its carry is known.
+// ticket counter; an item's inputs stay in registers until its carry is known,
+// while the next item's are copied into shared memory (vector path).
 template <class T, bool kDesc, bool kVectors, int kIters>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
     scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
+  using Staging = WarpStaging<kIters, 2>;  // a, b
+  extern __shared__ __align__(16) unsigned char block_shared[];
   const BdtPlan& plan = args.plan;
   const int lane = threadIdx.x % 32;
   const int64_t W = plan.iteration_steps;
   const T one = from_float<T>(1.f), zero = from_float<T>(0.f);
+  const Staging staging = Staging::of_warp(block_shared, threadIdx.x / 32, lane);
+  // Copies of `item` into `stage` (the vector path), one commit group per item.
+  const auto stage_item = [&](int64_t item, int stage) {
+    if constexpr (kVectors) {
+      if (item < plan.items) {
+        const RowView r = forward_row<kVectors>(args, item % plan.rows);
+        const int64_t start = (item / plan.rows) * plan.item_steps + lane * V;
+#pragma unroll
+        for (int k = 0; k < kIters; ++k) {
+          staging.template copy<kDesc>(stage, k, 0, args.a, r, start + k * W);
+          staging.template copy<kDesc>(stage, k, 1, args.b, r, start + k * W);
+        }
+      }
+      commit_copies();
+    }
+  };
 
   int64_t item = claimed_item(claim_ticket(args.lookback, lane));
+  unsigned next_ticket = claim_ticket(args.lookback, lane);
+  int stage = 0;
+  stage_item(item, stage);
   while (item < plan.items) {
-    const unsigned next = claim_ticket(args.lookback, lane);
+    const int64_t next = claimed_item(next_ticket);
+    next_ticket = claim_ticket(args.lookback, lane);
+    stage_item(next, stage ^ 1);  // in flight while this item waits on its look-back
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = forward_row<kVectors>(args, row);
     const int64_t start = chunk * plan.item_steps + lane * V;
     LaneWords a[kIters], b[kIters];
+    if constexpr (kVectors) {
+      wait_copies<1>();
 #pragma unroll
-    for (int k = 0; k < kIters; ++k) {
-      a[k] = load_lane<kDesc, T>(args.a, r, start + k * W, one);
-      b[k] = load_lane<kDesc, T>(args.b, r, start + k * W, zero);
+      for (int k = 0; k < kIters; ++k) {
+        a[k] = staging.read(stage, k, 0, r, start + k * W, one);
+        b[k] = staging.read(stage, k, 1, r, start + k * W, zero);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kIters; ++k) {
+        a[k] = load_lane<kDesc, T>(args.a, r, start + k * W, one);
+        b[k] = load_lane<kDesc, T>(args.b, r, start + k * W, zero);
+      }
     }
     WarpScan s[kIters];
     Affine total = identity_map();
@@ -138,8 +172,15 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
       emit_forward<kDesc>(args, r, row, start + k * W, a[k], b[k], apply(s[k].exclusive, carry));
       carry = apply(s[k].total, carry);
     }
-    item = claimed_item(next);
+    item = next;
+    stage ^= 1;
   }
+}
+
+// Dynamic shared memory of the lookback kernel (its staging; none on the scalar path).
+template <bool kVectors, int kIters>
+constexpr int forward_lookback_shared_bytes() {
+  return kVectors ? warp_staging_bytes<kIters, 2>(kBdtWarpsPerBlock) : 0;
 }
 
 }  // namespace flashrnn::scan_kernels

@@ -27,41 +27,47 @@ inline cudaError_t prepare_lookback(const BdtPlan& plan, void* workspace, cudaSt
   return cudaMemsetAsync(workspace, 0, layout.total_bytes, stream);
 }
 
-// Blocks of kKernel resident on the current device at once (cached per device).
+// Blocks of kKernel resident on the current device at once with `shared_bytes`
+// of dynamic shared memory (cached per device; the first call per device also
+// lets the kernel use that much).
 template <auto kKernel>
-cudaError_t resident_blocks(int& blocks) {
+cudaError_t resident_blocks(int shared_bytes, int& blocks) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices] = {};
   int device = 0;
   if (const cudaError_t e = cudaGetDevice(&device)) return e;
   if (device < kMaxDevices && (blocks = cache[device].load(std::memory_order_relaxed)) > 0)
     return cudaSuccess;
+  if (const cudaError_t e = cudaFuncSetAttribute(
+          kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes))
+    return e;
   int sms = 0, per_sm = 0;
   if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
     return e;
-  if (const cudaError_t e =
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, kBdtThreadsPerBlock, 0))
+  if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, kKernel, kBdtThreadsPerBlock, shared_bytes))
     return e;
   blocks = sms * (per_sm > 0 ? per_sm : 1);
   if (device < kMaxDevices) cache[device].store(blocks, std::memory_order_relaxed);
   return cudaSuccess;
 }
 
-// march: one warp per row. lookback: a persistent grid, no larger than the items.
+// march: one warp per row. lookback: a persistent grid, no larger than the
+// items, with `lookback_shared` bytes of dynamic shared memory per block.
 template <auto kMarch, auto kLookback, class Args>
-cudaError_t launch(const Args& args, cudaStream_t stream) {
+cudaError_t launch(const Args& args, int lookback_shared, cudaStream_t stream) {
   const BdtPlan& plan = args.plan;
   constexpr int64_t kWarps = kBdtWarpsPerBlock;
   int64_t blocks = (plan.rows + kWarps - 1) / kWarps;
   if (plan.mode == BdtMode::kLookback) {
     int resident = 0;
-    if (const cudaError_t e = resident_blocks<kLookback>(resident)) return e;
+    if (const cudaError_t e = resident_blocks<kLookback>(lookback_shared, resident)) return e;
     const int64_t wanted = (plan.items + kWarps - 1) / kWarps;
     blocks = wanted < resident ? wanted : resident;
   }
   if (blocks < 1 || blocks > INT_MAX) return cudaErrorInvalidConfiguration;
   if (plan.mode == BdtMode::kLookback)
-    kLookback<<<unsigned(blocks), kBdtThreadsPerBlock, 0, stream>>>(args);
+    kLookback<<<unsigned(blocks), kBdtThreadsPerBlock, lookback_shared, stream>>>(args);
   else
     kMarch<<<unsigned(blocks), kBdtThreadsPerBlock, 0, stream>>>(args);
   return cudaGetLastError();
@@ -74,40 +80,42 @@ inline bool plan_fits(const BdtPlan& plan) { return plan.items < (int64_t(1) << 
 
 namespace bdt_detail {
 
+template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
+cudaError_t launch_forward_sized(const Args& args, cudaStream_t stream) {
+  return launch<scan_bdt_forward_march<T, kDesc, kVectors, kDepth>,
+                scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>>(
+      args, forward_lookback_shared_bytes<kVectors, kIters>(), stream);
+}
+
+template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
+cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
+  return launch<scan_bdt_backward_march<T, kDesc, kVectors, kDepth>,
+                scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>>(
+      args, backward_lookback_shared_bytes<kVectors, kIters>(), stream);
+}
+
 // The kernels of one direction and scan order, by depth and item length; the
 // scalar path (no 16-byte accesses) in one size only.
 template <class T, bool kDesc, class Args>
 cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) {
-  if (!vectors)
-    return launch<scan_bdt_forward_march<T, kDesc, false, 2>,
-                  scan_bdt_forward_lookback<T, kDesc, false, 2>>(args, stream);
+  if (!vectors) return launch_forward_sized<T, kDesc, false, 2, 2>(args, stream);
   const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
   if (deep)
-    return long_items ? launch<scan_bdt_forward_march<T, kDesc, true, 4>,
-                               scan_bdt_forward_lookback<T, kDesc, true, 4>>(args, stream)
-                      : launch<scan_bdt_forward_march<T, kDesc, true, 4>,
-                               scan_bdt_forward_lookback<T, kDesc, true, 2>>(args, stream);
-  return long_items ? launch<scan_bdt_forward_march<T, kDesc, true, 2>,
-                             scan_bdt_forward_lookback<T, kDesc, true, 4>>(args, stream)
-                    : launch<scan_bdt_forward_march<T, kDesc, true, 2>,
-                             scan_bdt_forward_lookback<T, kDesc, true, 2>>(args, stream);
+    return long_items ? launch_forward_sized<T, kDesc, true, 4, 4>(args, stream)
+                      : launch_forward_sized<T, kDesc, true, 4, 2>(args, stream);
+  return long_items ? launch_forward_sized<T, kDesc, true, 2, 4>(args, stream)
+                    : launch_forward_sized<T, kDesc, true, 2, 2>(args, stream);
 }
 
 template <class T, bool kDesc, class Args>
 cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream) {
-  if (!vectors)
-    return launch<scan_bdt_backward_march<T, kDesc, false, 2>,
-                  scan_bdt_backward_lookback<T, kDesc, false, 2>>(args, stream);
+  if (!vectors) return launch_backward_sized<T, kDesc, false, 2, 2>(args, stream);
   const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
   if (deep)
-    return long_items ? launch<scan_bdt_backward_march<T, kDesc, true, 4>,
-                               scan_bdt_backward_lookback<T, kDesc, true, 4>>(args, stream)
-                      : launch<scan_bdt_backward_march<T, kDesc, true, 4>,
-                               scan_bdt_backward_lookback<T, kDesc, true, 2>>(args, stream);
-  return long_items ? launch<scan_bdt_backward_march<T, kDesc, true, 2>,
-                             scan_bdt_backward_lookback<T, kDesc, true, 4>>(args, stream)
-                    : launch<scan_bdt_backward_march<T, kDesc, true, 2>,
-                             scan_bdt_backward_lookback<T, kDesc, true, 2>>(args, stream);
+    return long_items ? launch_backward_sized<T, kDesc, true, 4, 4>(args, stream)
+                      : launch_backward_sized<T, kDesc, true, 4, 2>(args, stream);
+  return long_items ? launch_backward_sized<T, kDesc, true, 2, 4>(args, stream)
+                    : launch_backward_sized<T, kDesc, true, 2, 2>(args, stream);
 }
 
 }  // namespace bdt_detail
@@ -162,12 +170,16 @@ cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
   }
   int resident = 0;
   const bool long_items = plan.item_iterations >= 4;
+  using bdt_detail::resident_blocks;
   const cudaError_t e =
-      backward
-          ? (long_items ? bdt_detail::resident_blocks<scan_bdt_backward_lookback<T, true, true, 4>>(resident)
-                        : bdt_detail::resident_blocks<scan_bdt_backward_lookback<T, true, true, 2>>(resident))
-          : (long_items ? bdt_detail::resident_blocks<scan_bdt_forward_lookback<T, false, true, 4>>(resident)
-                        : bdt_detail::resident_blocks<scan_bdt_forward_lookback<T, false, true, 2>>(resident));
+      backward ? (long_items ? resident_blocks<scan_bdt_backward_lookback<T, true, true, 4>>(
+                                   backward_lookback_shared_bytes<true, 4>(), resident)
+                             : resident_blocks<scan_bdt_backward_lookback<T, true, true, 2>>(
+                                   backward_lookback_shared_bytes<true, 2>(), resident))
+               : (long_items ? resident_blocks<scan_bdt_forward_lookback<T, false, true, 4>>(
+                                   forward_lookback_shared_bytes<true, 4>(), resident)
+                             : resident_blocks<scan_bdt_forward_lookback<T, false, true, 2>>(
+                                   forward_lookback_shared_bytes<true, 2>(), resident));
   const int64_t wanted = (plan.items + warps - 1) / warps;
   blocks = int(wanted < resident ? wanted : resident);
   return e;
