@@ -95,11 +95,13 @@ Errors check_against_float64(const Case& c, const at::Tensor& a, const at::Tenso
     const auto d = torch::autograd::grad({x}, {al, bl}, {g});
     return std::vector<at::Tensor>{x.detach(), d[0], d[1]};
   };
-  const auto ours = grads_of(row0(a), row0(b), row0(dx), ScanBackend::kCuda);
+  // The cuda backend runs on the whole case (the kernels and plan that are timed),
+  // the float64 reference on batch row 0 only.
+  const auto ours = grads_of(a, b, dx, ScanBackend::kCuda);
   const auto ref = grads_of(row0(a).to(at::kDouble), row0(b).to(at::kDouble),
                             row0(dx).to(at::kDouble), ScanBackend::kVanilla);
-  return {relative_error(ours[0], ref[0]), relative_error(ours[1], ref[1]),
-          relative_error(ours[2], ref[2])};
+  return {relative_error(row0(ours[0]), ref[0]), relative_error(row0(ours[1]), ref[1]),
+          relative_error(row0(ours[2]), ref[2])};
 }
 
 struct Measured {
