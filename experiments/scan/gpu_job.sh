@@ -22,7 +22,7 @@ T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
 step() { printf '\n== [%3ss] %s\n' "$(elapsed)" "$*"; }
 VARIANTS=${SCAN_VARIANTS:-"default depth=2 mode=lookback mode=lookback,items=2 bdt=tile"}
-BUDGET=${SCAN_JOB_BUDGET_S:-360}  # no new benchmark variant starts after this many seconds
+BUDGET=${SCAN_JOB_BUDGET_S:-300}  # no new benchmark variant starts after this many seconds
 
 PY="${FLASHTRAIN_PYTHON:-$(command -v python3)}"
 TORCH_LIB="$("$PY" -c 'import torch, os; print(os.path.dirname(torch.__file__))')/lib"
@@ -55,7 +55,7 @@ slug() { echo "$1" | tr '=,' '-_'; }
 FILTER='ScanCuda.SmallShapesEveryPath:ScanCuda.MisalignedTensors:ScanCuda.LongSequencesFewChannels:ScanCuda.ManyRows'
 sanitize() {  # tool variant
   local log="$OUT/sanitizer_$1_$(slug "$2").log"
-  FLASHRNN_SCAN_VARIANT="$(variant_env "$2")" timeout 120 compute-sanitizer --tool "$1" \
+  FLASHRNN_SCAN_VARIANT="$(variant_env "$2")" timeout 100 compute-sanitizer --tool "$1" \
     --error-exitcode 9 "$BIN/scan_tests" --gtest_filter='ScanCuda.SmallShapesEveryPath' >"$log" 2>&1
   local rc=$?
   echo "[$(elapsed)s] $1 $2: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
@@ -64,7 +64,7 @@ sanitize() {  # tool variant
 # Tests: the whole suite (CPU and CUDA) under the default variant; under the
 # others, the CUDA tests whose paths they change.
 step "tests"
-FLASHRNN_SCAN_VARIANT="" timeout 200 "$BIN/scan_tests" >"$OUT/tests_default.log" 2>&1
+FLASHRNN_SCAN_VARIANT="" timeout 150 "$BIN/scan_tests" >"$OUT/tests_default.log" 2>&1
 rc=$?
 echo "[$(elapsed)s] default: rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/tests_default.log" | tr '\n' ' ')"
 grep -E "Failure|^\[  FAILED  \]|Expected|Which is" "$OUT/tests_default.log" | head -12
@@ -72,7 +72,7 @@ for v in ${SCAN_TEST_VARIANTS:-mode=march mode=march,depth=2 mode=lookback,items
   filter=$FILTER
   [ "$v" = bdt=tile ] && filter='ScanCuda.SmallShapesEveryPath:ScanCuda.ManyRows'
   log="$OUT/tests_$(slug "$v").log"
-  FLASHRNN_SCAN_VARIANT="$v" timeout 90 "$BIN/scan_tests" --gtest_filter="$filter" >"$log" 2>&1
+  FLASHRNN_SCAN_VARIANT="$v" timeout 60 "$BIN/scan_tests" --gtest_filter="$filter" >"$log" 2>&1
   rc=$?
   echo "[$(elapsed)s] $v: rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' "$log" | tr '\n' ' ')"
   grep -E "Failure|^\[  FAILED  \]|Expected|Which is" "$log" | head -8
@@ -92,7 +92,7 @@ for v in $VARIANTS; do
   mkdir -p "$dir"
   flags=(--out-dir "$dir")
   [ "$v" = default ] || flags+=(--no-vanilla)
-  FLASHRNN_SCAN_VARIANT="$(variant_env "$v")" timeout 120 "$BIN/scanbench" "${flags[@]}" \
+  FLASHRNN_SCAN_VARIANT="$(variant_env "$v")" timeout 90 "$BIN/scanbench" "${flags[@]}" \
     >"$dir/bench.log" 2>&1
   rc=$?
   echo "[$(elapsed)s] $v: rc=$rc"
@@ -102,7 +102,7 @@ done
 
 step "more compute-sanitizer, as time allows"
 for spec in "memcheck mode=march" "racecheck default"; do
-  if [ "$(elapsed)" -gt "${SANITIZER_BUDGET_S:-450}" ]; then
+  if [ "$(elapsed)" -gt "${SANITIZER_BUDGET_S:-380}" ]; then
     echo "skipping $spec: past the budget"
     continue
   fi
@@ -110,7 +110,7 @@ for spec in "memcheck mode=march" "racecheck default"; do
 done
 
 step "Nsight Compute on two default-variant kernels, as time allows"
-if [ "$(elapsed)" -lt "${NCU_BUDGET_S:-430}" ] && command -v ncu >/dev/null; then
+if [ "$(elapsed)" -lt "${NCU_BUDGET_S:-400}" ] && command -v ncu >/dev/null; then
   for spec in "scan_bdt_forward|bdt bf16 (8" "scan_bdt_forward|bdt fp32 (1,16"; do
     kernel="${spec%%|*}"; case_name="${spec#*|}"
     echo "=== $kernel, case '$case_name'"
