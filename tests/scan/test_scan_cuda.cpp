@@ -161,6 +161,18 @@ TEST_F(ScanCuda, LongSequencesFewChannels) {
              tolerance_of(torch::kHalf));
 }
 
+// Enough [B, D, T] rows for one warp per row (the march kernels), odd and
+// vector-sized lengths, both directions.
+TEST_F(ScanCuda, ManyRows) {
+  torch::manual_seed(26);
+  check_case(make_case(4, 500, 777, ScanLayout::kBDT, true, true), torch::kFloat, 0.5, 1.0,
+             tolerance_of(torch::kFloat));
+  check_case(make_case(2, 1024, 4096, ScanLayout::kBDT, false, true), torch::kBFloat16, 0.9, 1.0,
+             tolerance_of(torch::kBFloat16));
+  check_case(make_case(3, 700, 1000, ScanLayout::kBDT, false, false), torch::kHalf, 0.5, 1.0,
+             tolerance_of(torch::kHalf));
+}
+
 // The two backends compute the same function on the GPU.
 TEST_F(ScanCuda, AgreesWithVanillaOnTheGpu) {
   torch::manual_seed(25);

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "scan_bdt_plan.h"
 #include "scan_params.h"
 
 namespace flashrnn::scan_kernels {
@@ -30,6 +31,10 @@ struct ScanKernelKnobs {
   int btd_steps_per_thread;
 };
 ScanKernelKnobs scan_kernel_knobs();
+
+// Whether [B, D, T] runs on the warp kernels (scan_bdt_*) for this shape on the
+// current device under the variant in force (scan_variant.h), and their plan.
+bool scan_bdt_warp_plan(const ScanShape& shape, BdtPlan& plan);
 
 // Per storage type, instantiated in scan_kernels_<dtype>.cu.
 template <class T>

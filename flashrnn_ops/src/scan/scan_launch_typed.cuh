@@ -8,6 +8,7 @@
 #include <initializer_list>
 
 #include "scan_backward_kernel.cuh"
+#include "scan_bdt_launch.cuh"
 #include "scan_forward_kernel.cuh"
 #include "scan_launch.h"
 #include "scan_tiling.h"
@@ -87,6 +88,10 @@ cudaError_t launch_persistent(const Args& args, int shared_bytes, cudaStream_t s
 template <class T>
 cudaError_t launch_scan_forward_typed(const ScanForwardParams& p, void* workspace,
                                       cudaStream_t stream) {
+  BdtPlan plan;
+  if (scan_bdt_warp_plan(p.shape, plan))
+    return launch_bdt_forward<T>(p, plan, detail::vectors_allowed(p.shape, {p.a, p.b, p.x}),
+                                 workspace, stream);
   ForwardArgs<T> args;
   args.shape = p.shape;
   args.tiling = make_tiling(p.shape);
@@ -108,6 +113,10 @@ cudaError_t launch_scan_forward_typed(const ScanForwardParams& p, void* workspac
 template <class T>
 cudaError_t launch_scan_backward_typed(const ScanBackwardParams& p, void* workspace,
                                        cudaStream_t stream) {
+  BdtPlan plan;
+  if (scan_bdt_warp_plan(p.shape, plan))
+    return launch_bdt_backward<T>(
+        p, plan, detail::vectors_allowed(p.shape, {p.a, p.x, p.dx, p.da, p.db}), workspace, stream);
   BackwardArgs<T> args;
   args.shape = p.shape;
   args.tiling = make_tiling(p.shape);
@@ -131,6 +140,8 @@ cudaError_t launch_scan_backward_typed(const ScanBackwardParams& p, void* worksp
 
 template <class T>
 cudaError_t scan_resident_blocks_typed(const ScanShape& shape, bool backward, int& blocks) {
+  BdtPlan plan;
+  if (scan_bdt_warp_plan(shape, plan)) return bdt_grid_blocks<T>(plan, backward, blocks);
   if (backward)
     return shape.btd ? detail::resident_blocks<scan_backward_kernel<T, true>>(
                            backward_staging_bytes<T, true>(), blocks)

@@ -40,7 +40,7 @@ namespace flashrnn::scan_kernels {
 #endif
 // Threads per SM the register allocation must leave room for (launch bounds).
 #ifndef FLASHRNN_SCAN_FW_THREADS_PER_SM
-#define FLASHRNN_SCAN_FW_THREADS_PER_SM 768
+#define FLASHRNN_SCAN_FW_THREADS_PER_SM 512
 #endif
 #ifndef FLASHRNN_SCAN_BW_THREADS_PER_SM
 #define FLASHRNN_SCAN_BW_THREADS_PER_SM 512

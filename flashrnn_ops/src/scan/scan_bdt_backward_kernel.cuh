@@ -1,0 +1,283 @@
+// The fused [B, D, T] backward kernels (scan_bdt_plan.h). For the forward
+// x[v] = a[v]·x[v−1] + b[v] and g = dL/dx (plus dL/dlast at the final step):
+//
+//   db[v] = g[v] + a[v+1]·db[v+1],   da[v] = db[v]·x[v−1],   dx0 = a[0]·db[0]
+//
+// scanned in the opposite order u: the gate of step u is a at step u−1 and the
+// x[v−1] of step u is x at step u+1 (x0 after the row's end). Lanes pass these
+// halo elements to their neighbours by shuffles; lane 0 carries the gate over
+// from the previous iteration, lane 31 takes x from the next one. Reads a, x
+// and g once and writes da and db once.
+#pragma once
+
+#include <cstdint>
+
+#include "scan_bdt_plan.h"
+#include "scan_lane_io.cuh"
+#include "scan_math.cuh"
+#include "scan_warp_lookback.cuh"
+#include "scan_warp_scan.cuh"
+#include "scan_warp_staging.cuh"
+
+namespace flashrnn::scan_kernels {
+
+template <class T>
+struct BdtBackwardArgs {
+  BdtPlan plan;
+  WarpLookback lookback;
+  const T* a;
+  const T* x;
+  const T* x0;     // or null
+  const T* dx;     // or null
+  const T* dlast;  // or null
+  T* da;
+  T* db;
+  T* dx0;  // or null
+};
+
+// One iteration of a lane: its V steps of a, x and g in this kernel's scan order.
+template <class T, int V>
+struct BackwardLane {
+  LaneWords a, x, g;
+};
+
+// kVectors: 16-byte accesses (T % V == 0, aligned tensors); a template
+// parameter, so that the scalar path costs the vector kernels no registers.
+template <bool kVectors, class T>
+__device__ __forceinline__ RowView backward_row(const BdtBackwardArgs<T>& args, int64_t row) {
+  return RowView{row * args.plan.steps, args.plan.steps, kVectors};
+}
+
+template <bool kDesc, class T, int V>
+__device__ __forceinline__ BackwardLane<T, V> load_backward_lane(const BdtBackwardArgs<T>& args,
+                                                                 const RowView& r, int64_t u) {
+  const T zero = from_float<T>(0.f);
+  BackwardLane<T, V> in;
+  in.a = load_lane<kDesc, T>(args.a, r, u, zero);
+  in.x = load_lane<kDesc, T>(args.x, r, u, zero);
+  if (args.dx != nullptr) {
+    in.g = load_lane<kDesc, T>(args.dx, r, u, zero);
+  } else {
+    in.g = splat(zero);
+  }
+  return in;
+}
+
+// The lane's halo: the gate of its first step (a at u−1) and x after its last
+// step (x at u+V). `a_from_before` is what lane 0 gets (a at the step before the
+// iteration), `x_from_after` what lane 31 gets (x at the step after it).
+struct Halo {
+  float gate_first;
+  float x_after;
+};
+
+template <bool kDesc, class T, int V>
+__device__ __forceinline__ Halo exchange_halo(const BackwardLane<T, V>& in, float a_from_before,
+                                              float x_from_after, int lane) {
+  const float a_last = lane_step<kDesc, T>(in.a, V - 1);
+  const float from_left = __shfl_sync(kFullWarp, a_last, (lane + 31) & 31);
+  // Lane 0's first x is wanted by nobody this iteration: it passes lane 31's instead.
+  const float x_first = lane == 0 ? x_from_after : lane_step<kDesc, T>(in.x, 0);
+  Halo h;
+  h.gate_first = lane == 0 ? a_from_before : from_left;
+  h.x_after = __shfl_sync(kFullWarp, x_first, (lane + 1) & 31);
+  return h;
+}
+
+// Step j of the lane as a map: gate a[u+j−1], input g[u+j] (+ dL/dlast at u = 0).
+template <bool kDesc, class T, int V>
+__device__ __forceinline__ Affine backward_step(const BackwardLane<T, V>& in, const Halo& h,
+                                                int j, int64_t u, float dlast) {
+  const float gate = j == 0 ? h.gate_first : lane_step<kDesc, T>(in.a, j > 0 ? j - 1 : 0);
+  const float input = lane_step<kDesc, T>(in.g, j) + ((j == 0 && u == 0) ? dlast : 0.f);
+  return Affine{gate, input};
+}
+
+template <bool kDesc, class T, int V>
+__device__ __forceinline__ Affine backward_lane_map(const BackwardLane<T, V>& in, const Halo& h,
+                                                    int64_t u, float dlast) {
+  Affine m = backward_step<kDesc>(in, h, 0, u, dlast);
+#pragma unroll
+  for (int j = 1; j < V; ++j) m = then(m, backward_step<kDesc>(in, h, j, u, dlast));
+  return m;
+}
+
+// db and da of the lane's V steps from the state entering them; stores them
+// (and dx0 at the row's final step).
+template <bool kDesc, class T, int V>
+__device__ __forceinline__ void emit_backward(const BdtBackwardArgs<T>& args, const RowView& r,
+                                              int64_t row, int64_t u, const BackwardLane<T, V>& in,
+                                              const Halo& h, float dlast, float x_end,
+                                              float state) {
+  const int final_step = final_step_in_lane(r, u, V);  // its x[v−1] is x0
+  float da[V], db[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    state = apply(backward_step<kDesc>(in, h, j, u, dlast), state);
+    const float x_prev = j >= final_step ? x_end
+                         : j + 1 < V     ? lane_step<kDesc, T>(in.x, j + 1 < V ? j + 1 : j)
+                                         : h.x_after;
+    db[j] = state;
+    da[j] = state * x_prev;
+    if (args.dx0 != nullptr && j == final_step)
+      args.dx0[row] = from_float<T>(lane_step<kDesc, T>(in.a, j) * state);
+  }
+  store_lane<kDesc>(args.db, r, u, pack_lane<kDesc, T>(db));
+  store_lane<kDesc>(args.da, r, u, pack_lane<kDesc, T>(da));
+}
+
+template <class T>
+__device__ __forceinline__ float row_dlast(const BdtBackwardArgs<T>& args, int64_t row) {
+  return args.dlast != nullptr ? to_float(args.dlast[row]) : 0.f;
+}
+template <class T>
+__device__ __forceinline__ float row_x_end(const BdtBackwardArgs<T>& args, int64_t row) {
+  return args.x0 != nullptr ? to_float(args.x0[row]) : 0.f;
+}
+
+// kDesc: this kernel's scan runs from t = T−1 down to 0 (the forward ran upwards).
+//
+// march: warp w of the grid walks row w with kDepth iterations' loads in
+// flight (depth 2: up to 80 registers, 24 warps per SM; depth 4: 128, 16).
+template <class T, bool kDesc, bool kVectors, int kDepth>
+__global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
+    scan_bdt_backward_march(const BdtBackwardArgs<T> args) {
+  constexpr int V = kLaneVector<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t row = int64_t(blockIdx.x) * kBdtWarpsPerBlock + threadIdx.x / 32;
+  if (row >= args.plan.rows) return;  // the whole warp
+  const RowView r = backward_row<kVectors>(args, row);
+  const int64_t W = args.plan.iteration_steps;
+  const int64_t iterations = (r.steps + W - 1) / W;
+  const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
+
+  BackwardLane<T, V> ring[kDepth];
+#pragma unroll
+  for (int d = 0; d < kDepth; ++d) ring[d] = load_backward_lane<kDesc, T, V>(args, r, d * W + lane * V);
+  float carry = 0.f;
+  float a_before = 0.f;  // lane 0: a at the step before the iteration
+  for (int64_t i0 = 0; i0 < iterations; i0 += kDepth) {
+#pragma unroll
+    for (int d = 0; d < kDepth; ++d) {
+      const int64_t i = i0 + d;
+      if (i >= iterations) break;
+      const BackwardLane<T, V> in = ring[d];
+      const int64_t u = i * W + lane * V;
+      ring[d] = load_backward_lane<kDesc, T, V>(args, r, u + kDepth * W);
+      // Slot d + 1 holds the next iteration (loads past the row's end give zeros).
+      const float x_next = lane_step<kDesc, T>(ring[(d + 1) % kDepth].x, 0);
+      const Halo h = exchange_halo<kDesc>(in, a_before, x_next, lane);
+      a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in.a, V - 1), 31);
+      const WarpScan s = warp_scan(backward_lane_map<kDesc>(in, h, u, dlast), lane);
+      emit_backward<kDesc>(args, r, row, u, in, h, dlast, x_end, apply(s.exclusive, carry));
+      carry = apply(s.total, carry);
+    }
+  }
+}
+
+// lookback: persistent warps take items of kIters iterations from the ticket
+// counter; the next item's inputs are copied into shared memory (vector path)
+// and lane 0 loads its two halo elements into registers while the current item
+// waits on its look-back.
+template <class T, bool kDesc, bool kVectors, int kIters>
+__global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
+    scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
+  constexpr int V = kLaneVector<T>;
+  using Staging = WarpStaging<kIters, 3>;  // a, x, dL/dx
+  extern __shared__ __align__(16) unsigned char block_shared[];
+  const BdtPlan& plan = args.plan;
+  const int lane = threadIdx.x % 32;
+  const int64_t W = plan.iteration_steps;
+  const T zero = from_float<T>(0.f);
+  const Staging staging = Staging::of_warp(block_shared, threadIdx.x / 32, lane);
+  struct ItemHalo {
+    float a_before = 0.f;  // lane 0: a at the step before the item
+    float x_after = 0.f;   // lane 0: x at the step after it
+  };
+  // Copies of `item` into `stage` (the vector path, one commit group per item)
+  // and its halo.
+  const auto stage_item = [&](int64_t item, int stage) {
+    ItemHalo halo;
+    if (item < plan.items) {
+      const RowView r = backward_row<kVectors>(args, item % plan.rows);
+      const int64_t first = (item / plan.rows) * plan.item_steps;
+      if constexpr (kVectors) {
+        const int64_t start = first + lane * V;
+#pragma unroll
+        for (int k = 0; k < kIters; ++k) {
+          staging.template copy<kDesc>(stage, k, 0, args.a, r, start + k * W);
+          staging.template copy<kDesc>(stage, k, 1, args.x, r, start + k * W);
+          if (args.dx != nullptr)
+            staging.template copy<kDesc>(stage, k, 2, args.dx, r, start + k * W);
+        }
+      }
+      if (lane == 0) {
+        halo.a_before = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
+        halo.x_after = to_float(load_row_step<kDesc>(args.x, r, first + plan.item_steps, zero));
+      }
+    }
+    if constexpr (kVectors) commit_copies();
+    return halo;
+  };
+
+  int64_t item = claimed_item(claim_ticket(args.lookback, lane));
+  unsigned next_ticket = claim_ticket(args.lookback, lane);
+  int stage = 0;
+  ItemHalo halo = stage_item(item, stage);
+  while (item < plan.items) {
+    const int64_t next = claimed_item(next_ticket);
+    next_ticket = claim_ticket(args.lookback, lane);
+    const ItemHalo next_halo = stage_item(next, stage ^ 1);
+    const int64_t row = item % plan.rows, chunk = item / plan.rows;
+    const RowView r = backward_row<kVectors>(args, row);
+    const int64_t start = chunk * plan.item_steps + lane * V;
+    BackwardLane<T, V> in[kIters];
+    if constexpr (kVectors) {
+      wait_copies<1>();
+#pragma unroll
+      for (int k = 0; k < kIters; ++k) {
+        in[k].a = staging.read(stage, k, 0, r, start + k * W, zero);
+        in[k].x = staging.read(stage, k, 1, r, start + k * W, zero);
+        in[k].g = args.dx != nullptr ? staging.read(stage, k, 2, r, start + k * W, zero)
+                                     : splat(zero);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kIters; ++k)
+        in[k] = load_backward_lane<kDesc, T, V>(args, r, start + k * W);
+    }
+    const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
+    float a_before = halo.a_before;
+    Halo h[kIters];
+    WarpScan s[kIters];
+    Affine total = identity_map();
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      const float x_next =
+          k + 1 < kIters ? lane_step<kDesc, T>(in[k + 1 < kIters ? k + 1 : k].x, 0) : halo.x_after;
+      h[k] = exchange_halo<kDesc>(in[k], a_before, x_next, lane);
+      a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in[k].a, V - 1), 31);
+      s[k] = warp_scan(backward_lane_map<kDesc>(in[k], h[k], start + k * W, dlast), lane);
+      total = then(total, s[k].total);
+    }
+    float carry = warp_carry_in(args.lookback, item, chunk, plan.rows, chunk + 1 < plan.chunks,
+                                total, 0.f, lane);
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      emit_backward<kDesc>(args, r, row, start + k * W, in[k], h[k], dlast, x_end,
+                           apply(s[k].exclusive, carry));
+      carry = apply(s[k].total, carry);
+    }
+    item = next;
+    halo = next_halo;
+    stage ^= 1;
+  }
+}
+
+// Dynamic shared memory of the lookback kernel (its staging; none on the scalar path).
+template <bool kVectors, int kIters>
+constexpr int backward_lookback_shared_bytes() {
+  return kVectors ? warp_staging_bytes<kIters, 3>(kBdtWarpsPerBlock) : 0;
+}
+
+}  // namespace flashrnn::scan_kernels

@@ -1,0 +1,188 @@
+// Grids, workspace and kernel choice of the [B, D, T] warp kernels for one
+// storage type; included by scan_launch_typed.cuh.
+#pragma once
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+
+#include "scan_bdt_backward_kernel.cuh"
+#include "scan_bdt_forward_kernel.cuh"
+#include "scan_bdt_plan.h"
+#include "scan_launch.h"
+
+namespace flashrnn::scan_kernels {
+namespace bdt_detail {
+
+// Lays the look-back out in `workspace` and clears it (ticket, descriptors).
+inline cudaError_t prepare_lookback(const BdtPlan& plan, void* workspace, cudaStream_t stream,
+                                    WarpLookback& view) {
+  const BdtLookbackLayout layout = bdt_lookback_layout(plan);
+  view = WarpLookback{};
+  if (layout.total_bytes == 0) return cudaSuccess;
+  if (workspace == nullptr) return cudaErrorInvalidValue;
+  char* base = static_cast<char*>(workspace);
+  view.ticket = reinterpret_cast<uint32_t*>(base + layout.ticket);
+  view.descriptors = reinterpret_cast<uint4*>(base + layout.descriptors);
+  return cudaMemsetAsync(workspace, 0, layout.total_bytes, stream);
+}
+
+// Blocks of kKernel resident on the current device at once with `shared_bytes`
+// of dynamic shared memory (cached per device; the first call per device also
+// lets the kernel use that much).
+template <auto kKernel>
+cudaError_t resident_blocks(int shared_bytes, int& blocks) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices] = {};
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device)) return e;
+  if (device < kMaxDevices && (blocks = cache[device].load(std::memory_order_relaxed)) > 0)
+    return cudaSuccess;
+  if (const cudaError_t e = cudaFuncSetAttribute(
+          kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes))
+    return e;
+  int sms = 0, per_sm = 0;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
+    return e;
+  if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, kKernel, kBdtThreadsPerBlock, shared_bytes))
+    return e;
+  blocks = sms * (per_sm > 0 ? per_sm : 1);
+  if (device < kMaxDevices) cache[device].store(blocks, std::memory_order_relaxed);
+  return cudaSuccess;
+}
+
+// march: one warp per row. lookback: a persistent grid, no larger than the
+// items, with `lookback_shared` bytes of dynamic shared memory per block.
+template <auto kMarch, auto kLookback, class Args>
+cudaError_t launch(const Args& args, int lookback_shared, cudaStream_t stream) {
+  const BdtPlan& plan = args.plan;
+  constexpr int64_t kWarps = kBdtWarpsPerBlock;
+  int64_t blocks = (plan.rows + kWarps - 1) / kWarps;
+  if (plan.mode == BdtMode::kLookback) {
+    int resident = 0;
+    if (const cudaError_t e = resident_blocks<kLookback>(lookback_shared, resident)) return e;
+    const int64_t wanted = (plan.items + kWarps - 1) / kWarps;
+    blocks = wanted < resident ? wanted : resident;
+  }
+  if (blocks < 1 || blocks > INT_MAX) return cudaErrorInvalidConfiguration;
+  if (plan.mode == BdtMode::kLookback)
+    kLookback<<<unsigned(blocks), kBdtThreadsPerBlock, lookback_shared, stream>>>(args);
+  else
+    kMarch<<<unsigned(blocks), kBdtThreadsPerBlock, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+// Tickets are 32-bit: every item and one extra claim per warp must fit.
+inline bool plan_fits(const BdtPlan& plan) { return plan.items < (int64_t(1) << 31); }
+
+}  // namespace bdt_detail
+
+namespace bdt_detail {
+
+template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
+cudaError_t launch_forward_sized(const Args& args, cudaStream_t stream) {
+  return launch<scan_bdt_forward_march<T, kDesc, kVectors, kDepth>,
+                scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>>(
+      args, forward_lookback_shared_bytes<kVectors, kIters>(), stream);
+}
+
+template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
+cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
+  return launch<scan_bdt_backward_march<T, kDesc, kVectors, kDepth>,
+                scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>>(
+      args, backward_lookback_shared_bytes<kVectors, kIters>(), stream);
+}
+
+// The kernels of one direction and scan order, by depth and item length; the
+// scalar path (no 16-byte accesses) in one size only.
+template <class T, bool kDesc, class Args>
+cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) {
+  if (!vectors) return launch_forward_sized<T, kDesc, false, 2, 2>(args, stream);
+  const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
+  if (deep)
+    return long_items ? launch_forward_sized<T, kDesc, true, 4, 4>(args, stream)
+                      : launch_forward_sized<T, kDesc, true, 4, 2>(args, stream);
+  return long_items ? launch_forward_sized<T, kDesc, true, 2, 4>(args, stream)
+                    : launch_forward_sized<T, kDesc, true, 2, 2>(args, stream);
+}
+
+template <class T, bool kDesc, class Args>
+cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream) {
+  if (!vectors) return launch_backward_sized<T, kDesc, false, 2, 2>(args, stream);
+  const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
+  if (deep)
+    return long_items ? launch_backward_sized<T, kDesc, true, 4, 4>(args, stream)
+                      : launch_backward_sized<T, kDesc, true, 4, 2>(args, stream);
+  return long_items ? launch_backward_sized<T, kDesc, true, 2, 4>(args, stream)
+                    : launch_backward_sized<T, kDesc, true, 2, 2>(args, stream);
+}
+
+}  // namespace bdt_detail
+
+template <class T>
+cudaError_t launch_bdt_forward(const ScanForwardParams& p, const BdtPlan& plan, bool vectors,
+                               void* workspace, cudaStream_t stream) {
+  if (plan.items == 0) return cudaSuccess;
+  if (!bdt_detail::plan_fits(plan)) return cudaErrorInvalidConfiguration;
+  BdtForwardArgs<T> args;
+  args.plan = plan;
+  args.a = static_cast<const T*>(p.a);
+  args.b = static_cast<const T*>(p.b);
+  args.x0 = static_cast<const T*>(p.x0);
+  args.x = static_cast<T*>(p.x);
+  args.last = static_cast<T*>(p.last);
+  if (const cudaError_t e = bdt_detail::prepare_lookback(plan, workspace, stream, args.lookback))
+    return e;
+  return p.shape.reverse ? bdt_detail::launch_forward<T, true>(args, vectors, stream)
+                         : bdt_detail::launch_forward<T, false>(args, vectors, stream);
+}
+
+// The backward scans in the forward's opposite order.
+template <class T>
+cudaError_t launch_bdt_backward(const ScanBackwardParams& p, const BdtPlan& plan, bool vectors,
+                                void* workspace, cudaStream_t stream) {
+  if (plan.items == 0) return cudaSuccess;
+  if (!bdt_detail::plan_fits(plan)) return cudaErrorInvalidConfiguration;
+  BdtBackwardArgs<T> args;
+  args.plan = plan;
+  args.a = static_cast<const T*>(p.a);
+  args.x = static_cast<const T*>(p.x);
+  args.x0 = static_cast<const T*>(p.x0);
+  args.dx = static_cast<const T*>(p.dx);
+  args.dlast = static_cast<const T*>(p.dlast);
+  args.da = static_cast<T*>(p.da);
+  args.db = static_cast<T*>(p.db);
+  args.dx0 = static_cast<T*>(p.dx0);
+  if (const cudaError_t e = bdt_detail::prepare_lookback(plan, workspace, stream, args.lookback))
+    return e;
+  return p.shape.reverse ? bdt_detail::launch_backward<T, false>(args, vectors, stream)
+                         : bdt_detail::launch_backward<T, true>(args, vectors, stream);
+}
+
+// Blocks the [B, D, T] warp kernel of this plan launches (for benchmark reports).
+template <class T>
+cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
+  const int64_t warps = kBdtWarpsPerBlock;
+  if (plan.mode != BdtMode::kLookback) {
+    blocks = int((plan.rows + warps - 1) / warps);
+    return cudaSuccess;
+  }
+  int resident = 0;
+  const bool long_items = plan.item_iterations >= 4;
+  using bdt_detail::resident_blocks;
+  const cudaError_t e =
+      backward ? (long_items ? resident_blocks<scan_bdt_backward_lookback<T, true, true, 4>>(
+                                   backward_lookback_shared_bytes<true, 4>(), resident)
+                             : resident_blocks<scan_bdt_backward_lookback<T, true, true, 2>>(
+                                   backward_lookback_shared_bytes<true, 2>(), resident))
+               : (long_items ? resident_blocks<scan_bdt_forward_lookback<T, false, true, 4>>(
+                                   forward_lookback_shared_bytes<true, 4>(), resident)
+                             : resident_blocks<scan_bdt_forward_lookback<T, false, true, 2>>(
+                                   forward_lookback_shared_bytes<true, 2>(), resident));
+  const int64_t wanted = (plan.items + warps - 1) / warps;
+  blocks = int(wanted < resident ? wanted : resident);
+  return e;
+}
+
+}  // namespace flashrnn::scan_kernels

@@ -1,0 +1,106 @@
+// How the [B, D, T] warp kernels (scan_bdt_{forward,backward}_kernel.cuh) cut a
+// problem; plain C++ shared by the launcher, the kernels and the CPU tests.
+//
+// Every channel is a row of T contiguous steps. A warp works on one row at a
+// time in iterations of 32·V steps (V = 16 bytes / element: 4 fp32, 8 bf16/fp16):
+// lane l holds steps [32·V·i + l·V, +V) of iteration i in scan order, so each
+// warp-wide 16-byte load or store covers 512 contiguous bytes — every 32-byte
+// sector is requested once. A warp-wide scan of the lanes' composed maps gives
+// each lane the state entering its V steps.
+//
+// Two ways to spread rows over the GPU:
+//   march     one warp per row walks the whole row, the state in a register,
+//             the next `depth` iterations' loads in flight (a register ring).
+//             Nothing between warps. Used when there are enough rows to fill
+//             the GPU.
+//   lookback  a row is cut into items of `item_iterations` iterations; a warp
+//             holds one item in registers, publishes its total map and learns
+//             the state entering it by a decoupled look-back over its
+//             predecessors (scan_warp_lookback.cuh). Items are numbered
+//             row-fastest and claimed from a ticket counter by persistent warps.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "scan_params.h"
+
+namespace flashrnn::scan_kernels {
+
+enum class BdtMode { kAuto, kMarch, kLookback };
+
+// Run-time choices of the [B, D, T] path (scan_variant.h picks them).
+struct BdtChoice {
+  BdtMode mode = BdtMode::kAuto;
+  int depth = 4;            // march: iterations whose loads are in flight (2 or 4)
+  int item_iterations = 4;  // lookback: iterations per item (2 or 4)
+};
+
+constexpr int kBdtWarpsPerBlock = 8;
+constexpr int kBdtThreadsPerBlock = 32 * kBdtWarpsPerBlock;
+// About the warps per SM the march kernels keep resident (their launch bounds
+// allow 16 to 32).
+constexpr int kBdtMarchWarpsPerSm = 24;
+
+struct BdtPlan {
+  int vector = 4;                // V: elements per lane per iteration
+  int64_t iteration_steps = 128;  // 32·V
+  BdtMode mode = BdtMode::kMarch;
+  int depth = 4;                 // march
+  int item_iterations = 4;       // lookback
+  int64_t rows = 0;              // B·D
+  int64_t steps = 0;             // T
+  int64_t item_steps = 0;        // lookback: item_iterations·32·V; march: T
+  int64_t chunks = 1;            // items per row
+  int64_t items = 0;             // rows·chunks
+};
+
+// `sms`: multiprocessors of the device (the march / lookback choice in kAuto).
+inline BdtPlan make_bdt_plan(const ScanShape& shape, const BdtChoice& choice, int sms) {
+  BdtPlan p;
+  p.vector = 16 / element_bytes(shape.dtype);
+  p.iteration_steps = 32 * int64_t(p.vector);
+  p.rows = shape.batch * shape.channels;
+  p.steps = shape.steps;
+  p.depth = choice.depth;
+  p.item_iterations = choice.item_iterations;
+  const int64_t item_steps = p.iteration_steps * p.item_iterations;
+  const int64_t chunks = (shape.steps + item_steps - 1) / item_steps;
+  BdtMode mode = choice.mode;
+  if (mode == BdtMode::kAuto) {
+    // Half the resident warps, each with `depth` iterations in flight, already
+    // keep more bytes in flight than the memory system needs.
+    const int64_t enough_rows = int64_t(sms) * kBdtMarchWarpsPerSm / 2;
+    mode = (p.rows >= enough_rows || chunks <= 1) ? BdtMode::kMarch : BdtMode::kLookback;
+  }
+  p.mode = mode;
+  if (mode == BdtMode::kMarch) {
+    p.item_steps = shape.steps;
+    p.chunks = 1;
+  } else {
+    p.item_steps = item_steps;
+    p.chunks = chunks < 1 ? 1 : chunks;
+  }
+  p.items = p.rows * p.chunks;
+  return p;
+}
+
+// The look-back's scratch memory, all zeroed before each launch: a ticket
+// counter, then one 16-byte descriptor per item (status, its map's a and b, the
+// state leaving it). March plans need none.
+struct BdtLookbackLayout {
+  size_t ticket = 0;
+  size_t descriptors = 0;
+  size_t total_bytes = 0;  // all of it is zeroed
+};
+
+inline BdtLookbackLayout bdt_lookback_layout(const BdtPlan& p) {
+  BdtLookbackLayout l;
+  if (p.mode != BdtMode::kLookback) return l;
+  l.ticket = 0;
+  l.descriptors = 16;
+  l.total_bytes = l.descriptors + size_t(p.items) * 16;
+  return l;
+}
+
+}  // namespace flashrnn::scan_kernels

@@ -1,0 +1,128 @@
+// Decoupled look-back between the items of a row (Merrill & Garland 2016), one
+// warp per item (scan_bdt_plan.h).
+//
+// Each item has one 16-byte descriptor {status, a, b, state}: its total map
+// (a, b) and, once known, the state leaving it. Lane 0 writes a descriptor with
+// one 16-byte store and readers read it with one 16-byte load, so status and
+// values always arrive together: no fences (CUB's tile descriptors do the
+// same). An item publishes its map, then reads its predecessors' descriptors
+// kLookbackPerLane per lane — a window of 128 predecessors per round trip to
+// L2 — until one has published its state, composes the maps in between with a
+// warp reduction, and publishes its own state. With few rows and many items
+// in flight per row, the window's width is what keeps the look-back from
+// limiting the throughput.
+//
+// Items are claimed from a ticket counter in row-fastest order, so every item a
+// warp waits on has been claimed by a running warp: no deadlock.
+#pragma once
+
+#include <cstdint>
+
+#include "scan_math.cuh"
+#include "scan_warp_scan.cuh"
+
+namespace flashrnn::scan_kernels {
+
+// Descriptor status (0 is what the workspace is cleared to).
+enum : uint32_t { kItemPending = 0, kItemAggregate = 1, kItemInclusive = 2 };
+
+constexpr int kLookbackPerLane = 4;
+
+// Pointers into the look-back workspace (bdt_lookback_layout).
+struct WarpLookback {
+  uint32_t* ticket = nullptr;
+  uint4* descriptors = nullptr;  // [items] {status, a, b, state}
+};
+
+__device__ __forceinline__ uint4 load_descriptor(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_descriptor(uint4* p, uint32_t status, Affine map,
+                                                 float state) {
+  asm volatile("st.global.cg.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(status),
+               "r"(__float_as_uint(map.a)), "r"(__float_as_uint(map.b)),
+               "r"(__float_as_uint(state))
+               : "memory");
+}
+
+// Lane 0 takes the next ticket; the value is read with claimed_item() later, so
+// the atomic's latency overlaps the warp's work.
+__device__ __forceinline__ unsigned claim_ticket(const WarpLookback& lb, int lane) {
+  return lane == 0 ? atomicAdd(lb.ticket, 1u) : 0u;
+}
+__device__ __forceinline__ int64_t claimed_item(unsigned ticket) {
+  return int64_t(__shfl_sync(kFullWarp, ticket, 0));
+}
+
+// The state entering `item`, in every lane; every lane of the warp calls it.
+// `chunk` is the item's position in its row (its predecessor is `stride` items
+// before it), `total` its own map, `chain_start` the state before the row.
+__device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t item,
+                                               int64_t chunk, int64_t stride, bool has_successor,
+                                               Affine total, float chain_start, int lane) {
+  constexpr int E = kLookbackPerLane;
+  constexpr unsigned kNone = 0xffffffffu;
+  float carry = chain_start;
+  if (chunk > 0) {
+    if (lane == 0) store_descriptor(lb.descriptors + item, kItemAggregate, total, 0.f);
+    Affine later = identity_map();  // maps of the items consumed so far
+    int64_t newest = item - stride;  // window entry e is item newest − e·stride
+    int64_t remaining = chunk;       // predecessors not consumed yet
+    for (;;) {
+      uint4 d[E];
+      unsigned first_pending, first_inclusive;
+      for (;;) {
+        unsigned my_pending = kNone, my_inclusive = kNone;
+#pragma unroll
+        for (int q = 0; q < E; ++q) {
+          const int e = lane * E + q;
+          d[q] = e < remaining ? load_descriptor(lb.descriptors + (newest - e * stride))
+                               : make_uint4(kItemPending, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int q = E - 1; q >= 0; --q) {
+          if (d[q].x == kItemPending) my_pending = unsigned(lane * E + q);
+          if (d[q].x == kItemInclusive) my_inclusive = unsigned(lane * E + q);
+        }
+        first_pending = __reduce_min_sync(kFullWarp, my_pending);
+        first_inclusive = __reduce_min_sync(kFullWarp, my_inclusive);
+        if (first_pending > 0 || first_inclusive == 0) break;
+        __nanosleep(64);
+      }
+      // Entries before the first pending one are usable; the first inclusive
+      // one among them ends the walk.
+      const bool found = first_inclusive < first_pending;
+      const unsigned count = found ? first_inclusive + 1 : first_pending;
+      const unsigned aggregates = found ? count - 1 : count;
+      Affine map = identity_map();  // this lane's entries, the oldest first
+#pragma unroll
+      for (int q = E - 1; q >= 0; --q)
+        if (unsigned(lane * E + q) < aggregates)
+          map = then(map, Affine{__uint_as_float(d[q].y), __uint_as_float(d[q].z)});
+      const Affine window = warp_compose_older_above(map, lane);
+      later = then(Affine{__shfl_sync(kFullWarp, window.a, 0), __shfl_sync(kFullWarp, window.b, 0)},
+                   later);
+      if (found) {
+        float state = 0.f;
+#pragma unroll
+        for (int q = 0; q < E; ++q)
+          if (unsigned(lane * E + q) == first_inclusive) state = __uint_as_float(d[q].w);
+        carry = apply(later, __shfl_sync(kFullWarp, state, int(first_inclusive / E)));
+        break;
+      }
+      newest -= int64_t(count) * stride;
+      remaining -= count;
+    }
+  }
+  if (has_successor && lane == 0)
+    store_descriptor(lb.descriptors + item, kItemInclusive, total, apply(total, carry));
+  return carry;
+}
+
+}  // namespace flashrnn::scan_kernels

@@ -1,0 +1,82 @@
+// The [B, D, T] warp kernels' plan (scan_bdt_plan.h) and the run-time variant
+// syntax (scan_variant.h), checked on the CPU.
+#include <gtest/gtest.h>
+
+#include "scan_bdt_plan.h"
+#include "scan_variant.h"
+
+namespace flashrnn::scan_kernels {
+namespace {
+
+ScanShape bdt_shape(int64_t batch, int64_t channels, int64_t steps, ScanDtype dtype) {
+  ScanShape s;
+  s.batch = batch;
+  s.channels = channels;
+  s.steps = steps;
+  s.dtype = dtype;
+  return s;
+}
+
+TEST(ScanBdtPlan, ManyRowsMarch) {
+  const BdtPlan p = make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kFloat32), {}, 132);
+  EXPECT_EQ(p.mode, BdtMode::kMarch);
+  EXPECT_EQ(p.vector, 4);
+  EXPECT_EQ(p.iteration_steps, 128);
+  EXPECT_EQ(p.items, 8 * 1536);
+  EXPECT_EQ(p.item_steps, 4096);
+  EXPECT_EQ(bdt_lookback_layout(p).total_bytes, 0u);
+  const BdtPlan h = make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kBFloat16), {}, 132);
+  EXPECT_EQ(h.vector, 8);
+  EXPECT_EQ(h.iteration_steps, 256);
+}
+
+TEST(ScanBdtPlan, FewRowsLookBackAndItemsCoverEveryStep) {
+  for (const int64_t steps : {int64_t(1) << 20, int64_t(5003), int64_t(1300)})
+    for (const int iterations : {2, 4}) {
+      BdtChoice choice;
+      choice.item_iterations = iterations;
+      const BdtPlan p = make_bdt_plan(bdt_shape(1, 16, steps, ScanDtype::kFloat32), choice, 132);
+      SCOPED_TRACE(::testing::Message() << "T=" << steps << " items of " << iterations);
+      EXPECT_EQ(p.mode, BdtMode::kLookback);
+      EXPECT_EQ(p.item_steps, iterations * p.iteration_steps);
+      EXPECT_GE(p.chunks * p.item_steps, steps);       // every step in some item
+      EXPECT_LT((p.chunks - 1) * p.item_steps, steps);  // no empty item
+      EXPECT_EQ(p.items, 16 * p.chunks);
+      const BdtLookbackLayout l = bdt_lookback_layout(p);
+      EXPECT_GE(l.descriptors, l.ticket + sizeof(uint32_t));
+      EXPECT_EQ(l.descriptors % 16, 0u);
+      EXPECT_GE(l.total_bytes, l.descriptors + size_t(p.items) * 16);
+    }
+}
+
+TEST(ScanBdtPlan, ForcedModes) {
+  BdtChoice march;
+  march.mode = BdtMode::kMarch;
+  EXPECT_EQ(make_bdt_plan(bdt_shape(1, 2, 100000, ScanDtype::kFloat16), march, 132).chunks, 1);
+  BdtChoice lookback;
+  lookback.mode = BdtMode::kLookback;
+  const BdtPlan p = make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kFloat32), lookback, 132);
+  EXPECT_EQ(p.mode, BdtMode::kLookback);
+  EXPECT_EQ(p.chunks, 4096 / 512);
+}
+
+TEST(ScanVariant, Parses) {
+  bool ok = false;
+  ScanVariant v = parse_scan_variant("mode=lookback,items=2,depth=2", ok);
+  EXPECT_TRUE(ok);
+  EXPECT_TRUE(v.bdt_warp);
+  EXPECT_EQ(v.bdt.mode, BdtMode::kLookback);
+  EXPECT_EQ(v.bdt.item_iterations, 2);
+  EXPECT_EQ(v.bdt.depth, 2);
+  EXPECT_EQ(describe_scan_variant(v), "bdt=warp,mode=lookback,depth=2,items=2");
+  v = parse_scan_variant("bdt=tile", ok);
+  EXPECT_TRUE(ok);
+  EXPECT_FALSE(v.bdt_warp);
+  parse_scan_variant("depth=3", ok);
+  EXPECT_FALSE(ok);
+  parse_scan_variant("colour=blue", ok);
+  EXPECT_FALSE(ok);
+}
+
+}  // namespace
+}  // namespace flashrnn::scan_kernels
