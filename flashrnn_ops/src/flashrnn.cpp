@@ -148,10 +148,17 @@ Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
       return Backend::kFused;
     }
     case Backend::kAuto:
-      // The fused kernels' first (FMA) version is slower than alternating for
-      // head dims >= 32 on an H200 (experiments/results/flashbench_*): auto
-      // takes it once its tensor-core version is faster.
-      if (alternating_unsupported.empty()) return Backend::kAlternating;
+      // The tensor-core fused kernels beat alternating wherever they run (H200,
+      // B=16, T=1024: 2-5x forward, 1.8-4.4x forward+backward, docs/kernels.md);
+      // the FMA fused kernels do not, so auto never picks those.
+      if (fused::uses_tensor_cores(cell, in)) return Backend::kFused;
+      if (alternating_unsupported.empty()) {
+        if (in.wx.scalar_type() != at::kFloat)
+          TORCH_WARN_ONCE("flashrnn: backend=auto runs the alternating backend: the fused "
+                          "tensor-core kernels do not take head dimension ", in.wx.size(4),
+                          " (compiled: 16, 32, 64, 128 in bfloat16/float16)");
+        return Backend::kAlternating;
+      }
       if (in.wx.is_cuda()) {
         TORCH_WARN_ONCE("flashrnn: backend=auto runs the vanilla backend because ",
                         alternating_unsupported);
