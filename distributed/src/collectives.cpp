@@ -11,13 +11,15 @@ std::vector<double> sum_over_ranks(Communicator& comm, const std::vector<double>
   return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
 }
 
-int max_over_ranks(Communicator& comm, int value) {
-  if (comm.world_size() == 1) return value;
-  // A max through a sum: each rank fills its own slot.
-  torch::Tensor t = torch::zeros({comm.world_size()}, torch::kLong);
-  t[comm.rank()] = value;
-  comm.all_reduce_sum(t)->wait();
-  return static_cast<int>(t.max().item<std::int64_t>());
+std::vector<std::int64_t> max_over_ranks(Communicator& comm, const std::vector<std::int64_t>& values) {
+  if (comm.world_size() == 1 || values.empty()) return values;
+  // A max through a sum: each rank fills its own row of a table.
+  const auto n = static_cast<std::int64_t>(values.size());
+  torch::Tensor table = torch::zeros({comm.world_size(), n}, torch::kLong);
+  table[comm.rank()].copy_(torch::tensor(values, torch::kLong));
+  comm.all_reduce_sum(table)->wait();
+  const torch::Tensor maxima = std::get<0>(table.max(0)).contiguous();
+  return std::vector<std::int64_t>(maxima.data_ptr<std::int64_t>(), maxima.data_ptr<std::int64_t>() + n);
 }
 
 std::string broadcast_string(Communicator& comm, const std::string& text, int root) {
