@@ -4,6 +4,8 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include "flashtrain/distributed/rendezvous.h"
+
 namespace flashtrain::distributed {
 namespace {
 
@@ -52,9 +54,16 @@ class C10dWork : public Work {
 
 }  // namespace
 
-C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, torch::Device device,
-                                   WaitWatch watch, std::string name)
-    : backend_(std::move(backend)), device_(device), watch_(std::move(watch)), name_(std::move(name)) {}
+C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
+                                   c10::intrusive_ptr<c10d::Store> store, torch::Device device, WaitWatch watch,
+                                   std::string name)
+    : backend_(std::move(backend)), store_(std::move(store)), device_(device), watch_(std::move(watch)),
+      name_(std::move(name)) {}
+
+void C10dCommunicator::finish() {
+  barrier();
+  if (store_) depart(*store_, rank(), world_size(), watch_);
+}
 
 C10dCommunicator::~C10dCommunicator() {
   try {

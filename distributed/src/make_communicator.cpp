@@ -38,7 +38,7 @@ std::shared_ptr<Communicator> make_communicator(const Environment& env, const En
   // the gone peer) fires first and the watchdog stays the backstop.
   auto group = make_nccl_backend(meeting.store, env.rank, env.world_size, options.device,
                                  options.timeout + std::chrono::minutes(1));
-  return std::make_shared<C10dCommunicator>(group, options.device, watch, "nccl");
+  return std::make_shared<C10dCommunicator>(group, meeting.store, options.device, watch, "nccl");
 }
 
 }  // namespace flashtrain::distributed

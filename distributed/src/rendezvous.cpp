@@ -13,8 +13,10 @@ Rendezvous meet(const Environment& env, const RendezvousPlan& plan, std::chrono:
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(plan.port);
   options.isServer = plan.is_server;
-  if (plan.is_server) options.numWorkers = static_cast<std::size_t>(plan.world_size);
-  options.waitWorkers = plan.is_server;
+  // Each rank that knows the count adds itself to the store's counter (a
+  // client without numWorkers would not); the server then waits for all.
+  if (plan.count_in) options.numWorkers = static_cast<std::size_t>(plan.world_size);
+  options.waitWorkers = plan.count_in;
   options.timeout = timeout;
   Rendezvous out;
   c10::intrusive_ptr<c10d::Store> tcp;
@@ -40,6 +42,17 @@ Rendezvous meet(const Environment& env, const RendezvousPlan& plan, std::chrono:
     }
   }
   return out;
+}
+
+void depart(c10d::Store& store, int rank, int world_size, const WaitWatch& watch) {
+  try {
+    store.add("departed", 1);
+    if (rank != 0) return;  // no store access after this
+    wait_watched([&] { return store.add("departed", 0) >= world_size; }, "the final departure", watch);
+  } catch (const c10::Error& e) {
+    throw CommunicationError("rank " + std::to_string(rank) + ": leaving the rendezvous failed: " +
+                             e.what_without_backtrace());
+  }
 }
 
 }  // namespace flashtrain::distributed

@@ -11,8 +11,10 @@ RendezvousPlan plan_rendezvous(const Environment& env, const EnvMap& vars) {
   plan.host = env.master_addr;
   plan.port = env.master_port;
   plan.world_size = env.world_size;
-  plan.is_server = env.rank == 0 && !(env.launcher == Launcher::torchrun && env.use_agent_store);
-  plan.key_prefix = "flashtrain/";
+  const bool agent_store = env.launcher == Launcher::torchrun && env.use_agent_store;
+  plan.is_server = env.rank == 0 && !agent_store;
+  plan.count_in = !agent_store;
+  plan.key_prefix = "flashtrain";
   const auto it = vars.find("TORCHELASTIC_RESTART_COUNT");
   if (it != vars.end()) {
     const std::string& v = it->second;
@@ -20,7 +22,7 @@ RendezvousPlan plan_rendezvous(const Environment& env, const EnvMap& vars) {
     for (char c : v) digits = digits && std::isdigit(static_cast<unsigned char>(c));
     if (!digits)
       throw EnvironmentError("TORCHELASTIC_RESTART_COUNT='" + v + "' is not a non-negative integer");
-    plan.key_prefix += "attempt_" + v + "/";
+    plan.key_prefix += "/attempt_" + v;
   }
   return plan;
 }

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "flashtrain/distributed/rendezvous.h"
+
 namespace flashtrain::distributed {
 namespace {
 
@@ -107,5 +109,10 @@ std::shared_ptr<Work> StoreCommunicator::broadcast(torch::Tensor tensor, int roo
 }
 
 void StoreCommunicator::barrier() { all_reduce_sum(torch::ones({1}))->wait(); }
+
+void StoreCommunicator::finish() {
+  barrier();
+  depart(*store_, rank_, world_size_, watch_);
+}
 
 }  // namespace flashtrain::distributed

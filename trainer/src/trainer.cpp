@@ -524,7 +524,7 @@ TrainResult Trainer::run() {
   }
   // No rank leaves while rank 0 still saves (and the communicators shut down
   // with every rank present).
-  if (s.world.distributed()) s.world.comm->barrier();
+  if (s.world.distributed()) s.world.comm->finish();
   result.step = s.progress.step;
   result.last_checkpoint = s.last_checkpoint;
   if (result.status == TrainStatus::kFinished && s.progress.step > first_step)

@@ -7,6 +7,7 @@
 // start-up check, the stop agreement) are staged through it and copied back
 // by wait().
 #include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "flashtrain/distributed/communicator.h"
 #include "flashtrain/distributed/watched_wait.h"
@@ -15,8 +16,9 @@ namespace flashtrain::distributed {
 
 class C10dCommunicator : public Communicator {
  public:
-  C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, torch::Device device, WaitWatch watch,
-                   std::string name);
+  // `store`: the rendezvous store, for finish()'s departure.
+  C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, c10::intrusive_ptr<c10d::Store> store,
+                   torch::Device device, WaitWatch watch, std::string name);
   // Shuts the backend down cleanly (all ranks should have passed a barrier).
   ~C10dCommunicator() override;
 
@@ -26,10 +28,12 @@ class C10dCommunicator : public Communicator {
   std::shared_ptr<Work> broadcast(torch::Tensor tensor, int root) override;
   void barrier() override;
   void synchronize_compute() override;
+  void finish() override;
   std::string backend_name() const override { return name_; }
 
  private:
   c10::intrusive_ptr<c10d::Backend> backend_;
+  c10::intrusive_ptr<c10d::Store> store_;
   torch::Device device_;
   WaitWatch watch_;
   std::string name_;

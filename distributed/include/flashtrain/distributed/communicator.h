@@ -36,6 +36,10 @@ class Communicator {
   // before waiting on the all-reduces, so that the time it then spends
   // waiting is communication the backward pass did not hide.
   virtual void synchronize_compute() {}
+  // The last collective of a run: a barrier, after which each rank may exit.
+  // Backends whose store lives in rank 0 also make rank 0 leave last, so no
+  // rank loses the store while it still talks to it.
+  virtual void finish() { barrier(); }
   // "nccl", "store", "single", "fake".
   virtual std::string backend_name() const = 0;
 };

@@ -9,6 +9,7 @@
 
 #include "flashtrain/distributed/peer_liveness.h"
 #include "flashtrain/distributed/rendezvous_plan.h"
+#include "flashtrain/distributed/watched_wait.h"
 
 namespace flashtrain::distributed {
 
@@ -21,5 +22,9 @@ struct Rendezvous {
 // Blocks until every rank has arrived, at most `timeout` (then throws
 // CommunicationError naming the address and the ranks that did not publish).
 Rendezvous meet(const Environment& env, const RendezvousPlan& plan, std::chrono::milliseconds timeout);
+
+// After a final barrier: every rank counts itself out; rank 0, whose process
+// may serve the store, waits until all have (watched like a collective).
+void depart(c10d::Store& store, int rank, int world_size, const WaitWatch& watch);
 
 }  // namespace flashtrain::distributed

@@ -18,11 +18,15 @@ struct RendezvousPlan {
   int port = 0;
   bool is_server = false;  // this process listens (rank 0 without an agent store)
   int world_size = 1;      // clients the server waits for
-  // Every key of ours lives under this prefix. It carries torchrun's restart
-  // count, so a restarted attempt never reads the keys of the one before.
+  // Count this process in at the store (every rank but under an agent store,
+  // whose server counts no one); the server waits until all have.
+  bool count_in = true;
+  // Every key of ours lives under this prefix (PrefixStore adds the "/"). It
+  // carries torchrun's restart count, so a restarted attempt never reads the
+  // keys of the one before.
   std::string key_prefix;
 
-  std::string describe() const;  // "serves 127.0.0.1:29500 for 2 ranks (keys flashtrain/)"
+  std::string describe() const;  // "serves 127.0.0.1:29500 for 2 ranks (keys flashtrain)"
 };
 
 // `vars` may hold TORCHELASTIC_RESTART_COUNT (a non-negative integer).

@@ -22,6 +22,7 @@ class StoreCommunicator : public Communicator {
   std::shared_ptr<Work> all_reduce_sum(torch::Tensor flat) override;
   std::shared_ptr<Work> broadcast(torch::Tensor tensor, int root) override;
   void barrier() override;
+  void finish() override;
   std::string backend_name() const override { return "store"; }
 
  private:
