@@ -109,6 +109,12 @@ bool expected_end(int status, int forwarded) {
          (WIFSIGNALED(status) && WTERMSIG(status) == forwarded);
 }
 
+// A rank leads its own process group: signal the group, so that whatever the
+// rank started goes too.
+void signal_rank(pid_t pid, int sig) {
+  if (kill(-pid, sig) != 0) kill(pid, sig);
+}
+
 pid_t start_rank(const LaunchOptions& o, int rank, int port, pid_t launcher) {
   std::vector<std::string> args = o.argv;
   std::vector<std::string> env = rank_environment(o, rank, port);
@@ -195,7 +201,7 @@ int launch_local(const LaunchOptions& o, std::ostream& log) {
           << std::endl;
       forwarded = sig;
       for (const Rank& r : ranks)
-        if (r.running) kill(r.pid, sig);
+        if (r.running) signal_rank(r.pid, sig);
     }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
@@ -214,7 +220,7 @@ int launch_local(const LaunchOptions& o, std::ostream& log) {
           if (running > 0) {
             log << "; stopping the other " << running << " rank" << (running == 1 ? "" : "s");
             for (const Rank& other : ranks)
-              if (other.running) kill(other.pid, SIGTERM);
+              if (other.running) signal_rank(other.pid, SIGTERM);
             kill_at = Clock::now() + o.grace;
           }
           log << std::endl;
@@ -229,7 +235,7 @@ int launch_local(const LaunchOptions& o, std::ostream& log) {
       log << "flashtrain: " << running << " rank(s) still running " << o.grace.count() / 1000.0
           << " s after SIGTERM; killing them" << std::endl;
       for (const Rank& r : ranks)
-        if (r.running) kill(r.pid, SIGKILL);
+        if (r.running) signal_rank(r.pid, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
