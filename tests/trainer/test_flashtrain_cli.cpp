@@ -10,68 +10,26 @@
 #include <thread>
 
 #include "flashtrain/trainer/checkpoint_folder.h"
+#include "flashtrain_process.h"
 #include "scratch_dir.h"
 
 namespace flashtrain::trainer {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ProcessRun;
 using testing::read_file;
+using testing::run_flashtrain;
 using testing::ScratchDir;
-
-struct ProcessRun {
-  int status = -1;  // exit status, or 128 + signal
-  std::string output;  // stdout and stderr together
-};
-
-// Starts flashtrain with `args` (from the source tree, so configs/ resolve),
-// output to `log`. Returns the child's pid.
-pid_t start(const std::vector<std::string>& args, const fs::path& log) {
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ::dup2(fd, 1);
-  ::dup2(fd, 2);
-  if (::chdir(FLASHTRAIN_SOURCE_DIR) != 0) ::_exit(127);
-  std::vector<char*> argv = {const_cast<char*>(FLASHTRAIN_BINARY)};
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  ::execv(FLASHTRAIN_BINARY, argv.data());
-  ::_exit(127);
-}
-
-int wait_for(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-ProcessRun run_flashtrain(const std::vector<std::string>& args) {
-  ScratchDir dir;
-  ProcessRun r;
-  r.status = wait_for(start(args, dir / "log"));
-  r.output = read_file(dir / "log");
-  return r;
-}
+using testing::start;
+using testing::tiny_task_run;
+using testing::wait_for;
 
 void expect_clean_error(const ProcessRun& r, int status, const std::string& words) {
   EXPECT_EQ(r.status, status) << r.output;
   EXPECT_NE(r.output.find(words), std::string::npos) << r.output;
   for (const char* trace : {"terminate called", "Exception raised from", "frame #"})
     EXPECT_EQ(r.output.find(trace), std::string::npos) << "a stack trace leaked:\n" << r.output;
-}
-
-// A state-tracking run small enough to take milliseconds per step; it needs no files.
-std::vector<std::string> tiny_task_run(const fs::path& dump_folder) {
-  return {"--config",           "configs/tasks_parity.toml",
-          "--job.dump_folder=" + dump_folder.string(),
-          "--model.dim=16",     "--model.n_heads=2",
-          "--model.head_dim=8", "--model.n_layers=1",
-          "--data.seq_len=16",  "--data.task_train_max_len=8",
-          "--data.task_val_min_len=8", "--data.task_val_max_len=16",
-          "--training.local_batch_size=4", "--training.mixed_precision=fp32",
-          "--validation.every=0", "--metrics.log_every=1",
-          "--checkpoint.interval=0", "--lr_scheduler.warmup_steps=2"};
 }
 
 TEST(FlashtrainCli, HelpAndPrintConfig) {
