@@ -31,8 +31,6 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 REPO="$(pwd)"
-BUILD="${BUILD:-build-gpu}"
-OUT="${OUT:-$BUILD/distributed-logs}"
 STEPS="${STEPS:-200}"
 SHORT_STEPS="${SHORT_STEPS:-50}"
 BUDGET="${BUDGET:-470}"
@@ -40,6 +38,7 @@ SMOKE="${SMOKE:-0}"
 GLOBAL_BATCH=64  # the configs' training.global_batch_size
 DEVICE=cuda
 SHRINK=()
+BUILD="${BUILD:-build-gpu}"
 if ((SMOKE)); then
   BUILD=build
   OUT="${OUT:-$BUILD/distributed-smoke}"
@@ -48,6 +47,7 @@ if ((SMOKE)); then
   SHRINK=(--model.dim=64 --model.n_layers=1 --model.n_heads=2 --model.head_dim=32 --data.seq_len=32
           --training.local_batch_size=2 --training.global_batch_size=8 --training.mixed_precision=fp32)
 fi
+OUT="${OUT:-$BUILD/distributed-logs}"
 RUNS=/tmp/flashtrain-distributed
 mkdir -p "$OUT"
 rm -rf "$RUNS"
@@ -145,12 +145,6 @@ train() {
   ((rc == 0 || rc == 124)) || { tail -25 "$OUT/$name.log"; echo "(rank errors above; full log $OUT/$name.log)"; }
 }
 
-# --- (a) one GPU and (b) two ranks with the same global batch ------------------
-for config in lstm_12head transformer; do
-  train "${config}_1gpu" "$config" 1gpu "$STEPS" 110
-  train "${config}_nproc2" "$config" nproc2 "$STEPS" 80
-done
-
 # --- (c) a killed rank ends the run: through the launcher, and on its own ----
 # rank_pid PARENT RANK: the child of PARENT whose environment says RANK=<rank>.
 rank_pid() {
@@ -169,80 +163,98 @@ wait_for_step() {
 }
 KILL_BOUND=30     # launcher: the ranks must be down this long after the kill
 ORPHAN_BOUND=60   # no launcher: rank 0 alone must notice (peer check; else the 120 s timeout)
-kill_result="skipped"
-orphan_result="skipped"
-if (( $(left) > 80 )); then
-  note "kill: --nproc 2 transformer, SIGKILL to rank 1 at step 10"
-  common_flags transformer kill 100000
-  "$FT" --nproc 2 "${FLAGS[@]}" --metrics.log_every=1 > "$OUT/kill.log" 2>&1 &
-  launcher=$!
-  if wait_for_step "$OUT/kill.log" 10 90; then
-    victim=$(rank_pid "$launcher" 1)
-    t_kill=$(date +%s.%N)
-    kill -9 "$victim"
-    for _ in $(seq 1 $((KILL_BOUND * 10))); do kill -0 "$launcher" 2> /dev/null || break; sleep 0.1; done
-    if kill -0 "$launcher" 2> /dev/null; then
-      kill_result="FAIL: still running ${KILL_BOUND} s after killing rank 1"
-      kill -9 -- "$launcher" 2> /dev/null
-    fi
-    wait "$launcher"; rc=$?
-    took=$(awk -v a="$t_kill" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-    if [[ $kill_result == skipped ]]; then
-      if ((rc != 0)) && grep -q "rank 1 (pid $victim) was killed by signal 9" "$OUT/kill.log"; then
-        kill_result="pass: exit $rc ${took} s after the kill, rank 1 named"
-      else
-        kill_result="FAIL: exit $rc after ${took} s; log does not name rank 1"
+kill_tests() {
+  kill_result="skipped"
+  orphan_result="skipped"
+  if (( $(left) > 45 )); then
+    note "kill: --nproc 2 transformer, SIGKILL to rank 1 at step 10"
+    common_flags transformer kill 100000
+    "$FT" --nproc 2 "${FLAGS[@]}" --metrics.log_every=1 > "$OUT/kill.log" 2>&1 &
+    launcher=$!
+    if wait_for_step "$OUT/kill.log" 10 90; then
+      victim=$(rank_pid "$launcher" 1)
+      [[ -n $victim ]] || victim=0  # not found: the kill fails, and so does the check below
+      t_kill=$(date +%s.%N)
+      kill -9 "$victim"
+      for _ in $(seq 1 $((KILL_BOUND * 10))); do kill -0 "$launcher" 2> /dev/null || break; sleep 0.1; done
+      if kill -0 "$launcher" 2> /dev/null; then
+        kill_result="FAIL: still running ${KILL_BOUND} s after killing rank 1"
+        kill -9 -- "$launcher" 2> /dev/null
       fi
-    fi
-  else
-    kill_result="FAIL: never reached step 10"
-    kill -TERM "$launcher" 2> /dev/null; wait "$launcher"
-  fi
-  note "kill: $kill_result"; grep -E "^flashtrain: " "$OUT/kill.log" | tail -5
-fi
-if (( $(left) > 100 )); then
-  note "orphan: two hand-started ranks (no launcher), SIGKILL to rank 1 at step 10"
-  port=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-  common_flags transformer orphan 100000
-  pids=()
-  for rank in 0 1; do
-    RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      "$FT" "${FLAGS[@]}" --metrics.log_every=1 > "$OUT/orphan_rank$rank.log" 2>&1 &
-    pids+=($!)
-  done
-  pid0=${pids[0]}
-  pid1=${pids[1]}
-  if wait_for_step "$OUT/orphan_rank0.log" 10 90; then
-    t_kill=$(date +%s.%N)
-    kill -9 "$pid1"
-    for _ in $(seq 1 $((ORPHAN_BOUND * 10))); do kill -0 "$pid0" 2> /dev/null || break; sleep 0.1; done
-    if kill -0 "$pid0" 2> /dev/null; then
-      orphan_result="FAIL: rank 0 still running ${ORPHAN_BOUND} s after rank 1 died"
-      kill -9 "$pid0"
-    fi
-    wait "$pid0"; rc=$?
-    took=$(awk -v a="$t_kill" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-    if [[ $orphan_result == skipped ]]; then
-      if ((rc != 0)) && grep -q "rank 1 (pid $pid1" "$OUT/orphan_rank0.log"; then
-        orphan_result="pass: rank 0 exit $rc ${took} s after the kill, rank 1 named"
-      else
-        orphan_result="FAIL: rank 0 exit $rc after ${took} s without naming rank 1"
+      wait "$launcher"; rc=$?
+      took=$(awk -v a="$t_kill" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+      if [[ $kill_result == skipped ]]; then
+        if ((rc != 0)) && grep -q "rank 1 (pid $victim) was killed by signal 9" "$OUT/kill.log"; then
+          kill_result="pass: exit $rc ${took} s after the kill, rank 1 named"
+        else
+          kill_result="FAIL: exit $rc after ${took} s; log does not name rank 1"
+        fi
       fi
+    else
+      kill_result="FAIL: never reached step 10"
+      kill -TERM "$launcher" 2> /dev/null; wait "$launcher"
     fi
-  else
-    orphan_result="FAIL: never reached step 10"
-    kill -9 "$pid0" "$pid1" 2> /dev/null
+    note "kill: $kill_result"; grep -E "^flashtrain: " "$OUT/kill.log" | tail -5
   fi
-  wait 2> /dev/null
-  note "orphan: $orphan_result"; grep -E "error" "$OUT/orphan_rank0.log" | tail -3
-fi
+  if (( $(left) > 45 )); then
+    note "orphan: two hand-started ranks (no launcher), SIGKILL to rank 1 at step 10"
+    port=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+    common_flags transformer orphan 100000
+    pids=()
+    for rank in 0 1; do
+      RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        "$FT" "${FLAGS[@]}" --metrics.log_every=1 > "$OUT/orphan_rank$rank.log" 2>&1 &
+      pids+=($!)
+    done
+    pid0=${pids[0]}
+    pid1=${pids[1]}
+    if wait_for_step "$OUT/orphan_rank0.log" 10 90; then
+      t_kill=$(date +%s.%N)
+      kill -9 "$pid1"
+      for _ in $(seq 1 $((ORPHAN_BOUND * 10))); do kill -0 "$pid0" 2> /dev/null || break; sleep 0.1; done
+      if kill -0 "$pid0" 2> /dev/null; then
+        orphan_result="FAIL: rank 0 still running ${ORPHAN_BOUND} s after rank 1 died"
+        kill -9 "$pid0"
+      fi
+      wait "$pid0"; rc=$?
+      took=$(awk -v a="$t_kill" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+      if [[ $orphan_result == skipped ]]; then
+        if ((rc != 0)) && grep -q "rank 1 (pid $pid1" "$OUT/orphan_rank0.log"; then
+          orphan_result="pass: rank 0 exit $rc ${took} s after the kill, rank 1 named"
+        else
+          orphan_result="FAIL: rank 0 exit $rc after ${took} s without naming rank 1"
+        fi
+      fi
+    else
+      orphan_result="FAIL: never reached step 10"
+      kill -9 "$pid0" "$pid1" 2> /dev/null
+    fi
+    wait 2> /dev/null
+    note "orphan: $orphan_result"; grep -E "error" "$OUT/orphan_rank0.log" | tail -3
+  fi
+}
+
+# --- (a) one GPU and (b) two ranks with the same global batch, (c) kills --------
+# What the budget leaves after the build, shared out: the main runs get most
+# (one GPU runs twice the work per GPU of a rank), the kill tests and the
+# summary a fixed reserve, the short runs the rest.
+SPAN=$(( $(left) - 90 ))
+CAP_1GPU=$(( SPAN * 27 / 100 ))
+CAP_NPROC2=$(( SPAN * 17 / 100 ))
+CAP_SHORT=$(( SPAN * 6 / 100 < 30 ? 30 : SPAN * 6 / 100 ))
+note "after the build: $(left) s left; caps ${CAP_1GPU} s (1 GPU), ${CAP_NPROC2} s (2 ranks), ${CAP_SHORT} s (short)"
+train lstm_12head_1gpu lstm_12head 1gpu "$STEPS" "$CAP_1GPU"
+train lstm_12head_nproc2 lstm_12head nproc2 "$STEPS" "$CAP_NPROC2"
+kill_tests
+train transformer_1gpu transformer 1gpu "$STEPS" "$CAP_1GPU"
+train transformer_nproc2 transformer nproc2 "$STEPS" "$CAP_NPROC2"
 
 # --- scaling at equal per-GPU work, then torchrun ------------------------------
 for config in lstm_12head transformer; do
-  train "${config}_scale2" "$config" nproc2 "$SHORT_STEPS" 60 --training.global_batch_size=$((2 * GLOBAL_BATCH))
+  train "${config}_scale2" "$config" nproc2 "$SHORT_STEPS" "$CAP_SHORT" --training.global_batch_size=$((2 * GLOBAL_BATCH))
 done
 if ((HAVE_TORCHRUN)); then
-  train lstm_12head_torchrun lstm_12head torchrun "$STEPS" 45
+  train lstm_12head_torchrun lstm_12head torchrun "$STEPS" "$CAP_SHORT"
 else
   note "torchrun: python3 -m torch.distributed.run not found; skipped"
 fi
