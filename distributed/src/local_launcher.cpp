@@ -120,6 +120,9 @@ pid_t start_rank(const LaunchOptions& o, int rank, int port, pid_t launcher) {
   std::vector<std::string> env = rank_environment(o, rank, port);
   std::vector<char*> c_args = c_strings(args);
   std::vector<char*> c_env = c_strings(env);
+  // Everything the child needs is made before fork: between fork and exec it
+  // may only make async-signal-safe calls (the parent may have threads).
+  const std::string exec_failed = "flashtrain: rank " + std::to_string(rank) + ": cannot execute " + o.executable + ": ";
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("--nproc: fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -132,9 +135,9 @@ pid_t start_rank(const LaunchOptions& o, int rank, int port, pid_t launcher) {
     sigaction(SIGINT, &default_action, nullptr);
     sigaction(SIGTERM, &default_action, nullptr);
     execve(o.executable.c_str(), c_args.data(), c_env.data());
-    const std::string message = "flashtrain: rank " + std::to_string(rank) + ": cannot execute " + o.executable +
-                                ": " + std::strerror(errno) + "\n";
-    (void)!write(2, message.data(), message.size());
+    const char* reason = errno == ENOENT ? "no such file\n" : errno == EACCES ? "permission denied\n" : "exec failed\n";
+    (void)!write(2, exec_failed.data(), exec_failed.size());
+    (void)!write(2, reason, std::strlen(reason));
     _exit(127);
   }
   setpgid(pid, pid);  // also from here, so it holds before we ever signal the group

@@ -239,8 +239,8 @@ kill_tests() {
 # (one GPU runs twice the work per GPU of a rank), the kill tests and the
 # summary a fixed reserve, the short runs the rest.
 SPAN=$(( $(left) - 90 ))
-CAP_1GPU=$(( SPAN * 27 / 100 ))
-CAP_NPROC2=$(( SPAN * 17 / 100 ))
+CAP_1GPU=$(( SPAN * 27 / 100 < 45 ? 45 : SPAN * 27 / 100 ))
+CAP_NPROC2=$(( SPAN * 17 / 100 < 35 ? 35 : SPAN * 17 / 100 ))
 CAP_SHORT=$(( SPAN * 6 / 100 < 30 ? 30 : SPAN * 6 / 100 ))
 note "after the build: $(left) s left; caps ${CAP_1GPU} s (1 GPU), ${CAP_NPROC2} s (2 ranks), ${CAP_SHORT} s (short)"
 train lstm_12head_1gpu lstm_12head 1gpu "$STEPS" "$CAP_1GPU"

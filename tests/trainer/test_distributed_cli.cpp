@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -150,6 +152,40 @@ TEST(DistributedCli, OneRankUnderALauncherNeedsNoStore) {
                                                                     {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1"}});
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output.find("rendezvous"), std::string::npos) << r.output;
+}
+
+// GPUs this process may use, without CUDA: CUDA_VISIBLE_DEVICES when set,
+// else the /dev/nvidiaN device files.
+int visible_gpus() {
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string list = visible;
+    if (list.empty()) return 0;
+    return int(std::count(list.begin(), list.end(), ',')) + 1;
+  }
+  int count = 0;
+  while (fs::exists("/dev/nvidia" + std::to_string(count))) ++count;
+  return count;
+}
+
+TEST(DistributedCli, TwoGpuRanksOverNcclMatchOneGpu) {
+  if (visible_gpus() < 2) GTEST_SKIP() << "needs 2 GPUs (found " << visible_gpus() << ")";
+  ScratchDir dir;
+  auto args_for = [&](const std::string& name, int nproc) {
+    auto args = run_args(dir / name, 6, nproc);
+    args.push_back("--training.device=cuda");  // after run_args' cpu: the last one wins
+    return args;
+  };
+  const ProcessRun one = run_flashtrain(args_for("one", 1), {{"CUDA_VISIBLE_DEVICES", "0"}});
+  ASSERT_EQ(one.status, 0) << one.output;
+  const ProcessRun two = run_flashtrain(args_for("two", 2));
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_NE(two.output.find("data parallel: 2 ranks (nccl)"), std::string::npos) << two.output;
+  const auto expected = train_losses(dir / "one" / "metrics.jsonl");
+  const auto actual = train_losses(dir / "two" / "metrics.jsonl");
+  for (int step = 1; step <= 6; ++step) {
+    ASSERT_TRUE(expected.count(step) && actual.count(step)) << "step " << step << "\n" << two.output;
+    EXPECT_NEAR(actual.at(step), expected.at(step), 1e-3 * std::abs(expected.at(step))) << "step " << step;
+  }
 }
 
 }  // namespace

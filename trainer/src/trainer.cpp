@@ -420,8 +420,10 @@ fs::path Trainer::Impl::save() {
   progress.world_size = world.size;
   progress.local_batch_size = config.training.local_batch_size;
   progress.accumulation = accumulation;
-  last_saved_step = progress.step;
-  if (!world.is_rank0()) return {};  // the cursor is global: rank 0's checkpoint serves every rank
+  if (!world.is_rank0()) {  // the cursor is global: rank 0's checkpoint serves every rank
+    last_saved_step = progress.step;
+    return {};
+  }
   const auto start = Clock::now();
   const fs::path directory = folder.path_for_step(progress.step);
   std::error_code error;
