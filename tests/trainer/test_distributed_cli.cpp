@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "flashtrain/trainer/checkpoint_folder.h"
 #include "flashtrain_process.h"
 #include "scratch_dir.h"
 
@@ -94,12 +95,41 @@ TEST(DistributedCli, CheckpointContinuesOnAnotherWorldSize) {
   ASSERT_EQ(reference.status, 0) << reference.output;
   const ProcessRun first = run_flashtrain(run_args(dir / "run", 3, 2));  // saves step 3
   ASSERT_EQ(first.status, 0) << first.output;
-  const ProcessRun second = run_flashtrain(run_args(dir / "run", 6, 1));
+  const ProcessRun same = run_flashtrain(run_args(dir / "run", 4, 2));  // the same world: step 4
+  ASSERT_EQ(same.status, 0) << same.output;
+  EXPECT_NE(same.output.find("resumed from"), std::string::npos) << same.output;
+  EXPECT_EQ(same.output.find("rank(s), this run has"), std::string::npos) << same.output;
+  const ProcessRun second = run_flashtrain(run_args(dir / "run", 6, 1));  // another world: steps 5, 6
   ASSERT_EQ(second.status, 0) << second.output;
   EXPECT_NE(second.output.find("written by 2 rank(s), this run has 1"), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
   expect_same_losses(train_losses(dir / "reference" / "metrics.jsonl"), train_losses(dir / "run" / "metrics.jsonl"),
                      1, 6);
+}
+
+TEST(DistributedCli, SigintToTheLauncherStopsEveryRankAtOneStep) {
+  ScratchDir dir;
+  auto args = run_args(dir / "out", 1000000, 2);
+  args.push_back("--checkpoint.interval=0");
+  const pid_t launcher = start(args, dir / "log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (read_file(dir / "log").find("3/1000000 | loss") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(launcher, SIGINT);
+  const int status = wait_for(launcher);
+  const std::string log = read_file(dir / "log");
+  EXPECT_EQ(status, 128 + SIGINT) << log;
+  EXPECT_NE(log.find("forwarding it to the 2 running ranks"), std::string::npos) << log;
+  EXPECT_EQ(log.find("failed"), std::string::npos) << log;  // both ranks stopped on it, agreeing on the step
+  const auto saved = CheckpointFolder(dir / "out" / "checkpoints").latest_valid();
+  ASSERT_TRUE(saved) << log;
+  EXPECT_GE(saved->step, 3);
+  // The same command continues (here to two more steps, on one rank).
+  auto again = run_args(dir / "out", int(saved->step) + 2, 1);
+  const ProcessRun second = run_flashtrain(again);
+  EXPECT_EQ(second.status, 0) << second.output;
+  EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
 }
 
 // The pid of the child of `parent` whose environment has RANK=<rank>.
