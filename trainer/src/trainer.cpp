@@ -351,7 +351,8 @@ void Trainer::Impl::log_progress(const StepReport& r) {
   line.grad_norm = r.grad_norm;
   line.tokens_per_second = tokens_per_second;
   line.eta_seconds = double(config.training.steps - r.step) * window_seconds / double(std::max<std::int64_t>(window_steps, 1));
-  if (peak_flops) line.mfu = flops_per_token * tokens_per_second / *peak_flops;
+  // tokens/s counts every rank; the peak is one GPU's.
+  if (peak_flops) line.mfu = flops_per_token * tokens_per_second / (*peak_flops * world.size);
   if (device.is_cuda()) {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
     line.memory_gib = double(stats.allocated_bytes[0].peak) / double(1 << 30);  // [0]: all pools
