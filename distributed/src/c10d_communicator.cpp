@@ -75,8 +75,8 @@ C10dCommunicator::~C10dCommunicator() {
 
 std::shared_ptr<Work> C10dCommunicator::all_reduce_sum(torch::Tensor flat) {
   torch::NoGradGuard no_grad;
-  const bool stage = flat.device() != device_;
-  torch::Tensor on_device = stage ? flat.to(device_) : flat;
+  const bool stage = flat.device() != device_ || !flat.is_contiguous();  // NCCL wants dense device tensors
+  torch::Tensor on_device = stage ? flat.to(device_).contiguous() : flat;
   std::vector<at::Tensor> tensors{on_device};
   c10d::AllreduceOptions options;
   options.reduceOp = c10d::ReduceOp::SUM;
