@@ -87,12 +87,14 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHTRAIN_PYTHON="$PY" > "$OUT/configure.log" 2>&1 ||
     { tail -40 "$OUT/configure.log"; die "configure failed (configure.log)"; }
 fi
-grep -q "FLASHTRAIN_NCCL_INCLUDE_DIR:PATH=/" "$BUILD/CMakeCache.txt" ||
-  die "configure found no nccl.h: flashtrain would build without NCCL (configure.log)"
 start=$(date +%s)
 cmake --build "$BUILD" -j "$(nproc)" --target flashtrain > "$OUT/build.log" 2>&1 ||
   { tail -40 "$OUT/build.log"; die "build failed (build.log)"; }
 BUILD_S=$(( $(date +%s) - start ))
+# (After the build: an older build-gpu/ reconfigures during it.)
+grep -q "FLASHTRAIN_NCCL_INCLUDE_DIR:PATH=/" "$BUILD/CMakeCache.txt" &&
+  grep -q "FLASHTRAIN_TORCH_CUDA_LIBRARY:FILEPATH=/" "$BUILD/CMakeCache.txt" ||
+  die "configure found no nccl.h or libtorch_cuda: flashtrain would build without NCCL (configure.log)"
 note "build: $BUILD_S s"
 FT="$REPO/$BUILD/trainer/flashtrain"
 
