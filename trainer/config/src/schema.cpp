@@ -244,7 +244,8 @@ Schema build_schema() {
            "data-parallel size (processes); 0 = the launcher's world size", C::int_range(0, 1 << 20),
            {"data_parallel_degree", "dp", "world_size", "data_parallel_replicate_degree"})
       .key("nproc", &ParallelismConfig::nproc,
-           "processes flashtrain starts on this machine itself; keep 1 under torchrun",
+           "ranks flashtrain starts on this machine itself (--nproc N; one per GPU); keep 1 under "
+           "torchrun or SLURM",
            C::int_range(1, 1024), {"nproc_per_node", "num_processes", "gpus"})
       .key("bucket_size_mb", &ParallelismConfig::bucket_size_mb,
            "size of the gradient all-reduce buckets in MiB", C::positive(),
