@@ -4,6 +4,7 @@
 #include "flashtrain/distributed/watched_wait.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,8 +19,11 @@ TEST(PeerLiveness, ExitedChildIsGoneEvenBeforeItIsReaped) {
   EXPECT_TRUE(fd::process_alive(getpid()));
   const pid_t child = fork();
   if (child == 0) _exit(0);
-  // Not reaped yet: a zombie, which kill(pid, 0) still finds.
-  std::this_thread::sleep_for(200ms);
+  // Wait for its exit without reaping it (WNOWAIT): a zombie, which
+  // kill(pid, 0) still finds.
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, child, &info, WEXITED | WNOWAIT), 0);
+  EXPECT_EQ(kill(child, 0), 0);
   EXPECT_FALSE(fd::process_alive(child));
   waitpid(child, nullptr, 0);
   EXPECT_FALSE(fd::process_alive(child));
