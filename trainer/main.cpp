@@ -1,20 +1,27 @@
 // flashtrain: train recurrent language models from a TOML config.
 //
 //   flashtrain --config configs/quickstart.toml [--section.key=value ...]
+//   flashtrain --nproc 2 --config ...     (one rank per GPU on this machine)
+//   torchrun --no-python --nproc-per-node=2 flashtrain --config ...
 //   flashtrain {train|eval|sample|export|tasks|tune|prepare|demo} ...   (flashtrain --help)
 //
 // This file only parses the command line, loads the config and maps errors
 // to exit statuses; the work is in trainer/src (commands.h).
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "flashtrain/config/config_error.h"
 #include "flashtrain/config/load.h"
 #include "flashtrain/config/consistency.h"
 #include "flashtrain/config/print.h"
 #include "flashtrain/data/prepare_command.h"
+#include "flashtrain/distributed/environment.h"
+#include "flashtrain/distributed/local_launcher.h"
 #include "flashtrain/trainer/command_line.h"
 #include "flashtrain/trainer/commands.h"
 #include "flashtrain/trainer/tune_report.h"
+#include "flashtrain/trainer/world_rules.h"
 
 namespace {
 
@@ -51,6 +58,17 @@ int run(int argc, char** argv) {
     throw resolved.error_at({"data.task"}, "the tasks subcommand trains on a state-tracking task, but data.task "
                                            "is not set; e.g. --data.task=parity or configs/tasks_parity.toml");
   config::check_input_files(resolved);
+  const bool trains = command.subcommand == Subcommand::kTrain || command.subcommand == Subcommand::kTasks;
+  // --nproc N (parallelism.nproc): this process only starts the ranks, each
+  // this program with the same arguments, and watches them.
+  if (trains && trainer::should_launch_ranks(resolved.config.parallelism.nproc,
+                                             distributed::parse_environment(distributed::current_environment()))) {
+    distributed::LaunchOptions launch;
+    launch.executable = distributed::self_executable();
+    launch.argv.assign(argv, argv + argc);
+    launch.nproc = static_cast<int>(resolved.config.parallelism.nproc);
+    return distributed::launch_local(launch, std::cerr);
+  }
   switch (command.subcommand) {
     case Subcommand::kTrain:
     case Subcommand::kTasks:
@@ -68,17 +86,26 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+// "[rank 1] " in a rank of a distributed run (every rank may print the same
+// error), "" otherwise.
+std::string rank_prefix() {
+  const char* rank = std::getenv("RANK");
+  const char* world = std::getenv("WORLD_SIZE");
+  if (!rank || !world || std::string(world) == "1") return "";
+  return std::string("[rank ") + rank + "] ";
+}
+
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const flashtrain::trainer::UsageError& e) {
-    std::cerr << "flashtrain: error: " << e.what() << "\n";
+    std::cerr << "flashtrain: " << rank_prefix() << "error: " << e.what() << "\n";
     return flashtrain::config::kConfigErrorExitCode;
   } catch (const flashtrain::config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << rank_prefix() << e.what() << "\n";
     return flashtrain::config::kConfigErrorExitCode;
   } catch (const std::exception& e) {
-    std::cerr << "flashtrain: error: " << e.what() << "\n";
+    std::cerr << "flashtrain: " << rank_prefix() << "error: " << e.what() << "\n";
     return 1;
   }
 }

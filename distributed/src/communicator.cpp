@@ -40,6 +40,7 @@ class FakeCommunicator : public Communicator {
     return world_->post(rank_, "broadcast", std::move(tensor), root);
   }
   void barrier() override { world_->post(rank_, "barrier", torch::Tensor(), -1)->wait(); }
+  std::string backend_name() const override { return "fake"; }
 
  private:
   std::shared_ptr<FakeWorld> world_;

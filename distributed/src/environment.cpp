@@ -11,7 +11,8 @@ namespace {
 const char* const kVariables[] = {
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
     "TORCHELASTIC_USE_AGENT_STORE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-    "SLURM_NTASKS_PER_NODE", "SLURM_NODELIST", "SLURM_JOB_NODELIST", "SLURM_JOB_ID"};
+    "SLURM_NTASKS_PER_NODE", "SLURM_NODELIST", "SLURM_JOB_NODELIST", "SLURM_JOB_ID",
+    "TORCHELASTIC_RESTART_COUNT"};
 
 const std::string* find(const EnvMap& vars, const std::string& name) {
   auto it = vars.find(name);

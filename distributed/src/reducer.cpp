@@ -4,6 +4,8 @@
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <algorithm>
+#include <chrono>
 #include <sstream>
 #include <stdexcept>
 
@@ -146,9 +148,40 @@ void Reducer::wait_all() {
     prepared_ = false;
     throw std::runtime_error(msg.str());
   }
+  if (!sync_) {
+    prepared_ = false;
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  comm_->synchronize_compute();
+  const auto computed = Clock::now();
   for (auto& w : works_) w->wait();
+  const auto reduced = Clock::now();
+  stats_.sync_steps += 1;
+  stats_.backward_tail_seconds += std::chrono::duration<double>(computed - start).count();
+  stats_.wait_seconds += std::chrono::duration<double>(reduced - computed).count();
+  for (auto& w : works_) {
+    stats_.collectives += 1;
+    if (const auto d = w->duration_seconds()) {
+      stats_.comm_seconds += *d;
+      stats_.timed_collectives += 1;
+    }
+  }
+  for (std::size_t b : launch_order_) stats_.bytes += plan_.buckets[b].bytes();
   works_.clear();
   prepared_ = false;
+}
+
+ReducerStats Reducer::take_stats() {
+  ReducerStats out = stats_;
+  stats_ = ReducerStats{};
+  return out;
+}
+
+std::optional<double> ReducerStats::overlap() const {
+  if (timed_collectives == 0 || comm_seconds <= 0.0) return std::nullopt;
+  return std::clamp(1.0 - wait_seconds / comm_seconds, 0.0, 1.0);
 }
 
 }  // namespace flashtrain::distributed

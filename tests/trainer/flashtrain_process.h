@@ -1,5 +1,6 @@
-// The flashtrain executable run as a process from tests (FLASHTRAIN_BINARY,
-// started in the source tree so that configs/ resolve).
+// The flashtrain executable run as a child process, for the tests that meet
+// it as users do (FLASHTRAIN_BINARY, run from FLASHTRAIN_SOURCE_DIR so that
+// configs/ resolve).
 #pragma once
 
 #include <fcntl.h>
@@ -7,13 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scratch_dir.h"
 
 namespace flashtrain::trainer::testing {
+
+namespace fs = std::filesystem;
 
 struct ProcessRun {
   int status = -1;  // exit status, or 128 + signal
@@ -22,9 +27,15 @@ struct ProcessRun {
 
 // Starts flashtrain with `args` (from the source tree, so configs/ resolve),
 // output to `log`. Returns the child's pid.
-inline pid_t start(const std::vector<std::string>& args, const std::filesystem::path& log) {
+// `env`: variables to set (or, with a value of nullptr, unset) in the child.
+inline pid_t start(const std::vector<std::string>& args, const fs::path& log,
+                   const std::vector<std::pair<std::string, const char*>>& env = {}) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
+  for (const auto& [name, value] : env) {
+    if (value) ::setenv(name.c_str(), value, 1);
+    else ::unsetenv(name.c_str());
+  }
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   ::dup2(fd, 1);
   ::dup2(fd, 2);
@@ -42,12 +53,26 @@ inline int wait_for(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-inline ProcessRun run_flashtrain(const std::vector<std::string>& args) {
+inline ProcessRun run_flashtrain(const std::vector<std::string>& args,
+                                 const std::vector<std::pair<std::string, const char*>>& env = {}) {
   ScratchDir dir;
   ProcessRun r;
-  r.status = wait_for(start(args, dir / "log"));
+  r.status = wait_for(start(args, dir / "log", env));
   r.output = read_file(dir / "log");
   return r;
+}
+
+// A state-tracking run small enough to take milliseconds per step; it needs no files.
+inline std::vector<std::string> tiny_task_run(const fs::path& dump_folder) {
+  return {"--config",           "configs/tasks_parity.toml",
+          "--job.dump_folder=" + dump_folder.string(),
+          "--model.dim=16",     "--model.n_heads=2",
+          "--model.head_dim=8", "--model.n_layers=1",
+          "--data.seq_len=16",  "--data.task_train_max_len=8",
+          "--data.task_val_min_len=8", "--data.task_val_max_len=16",
+          "--training.local_batch_size=4", "--training.mixed_precision=fp32",
+          "--validation.every=0", "--metrics.log_every=1",
+          "--checkpoint.interval=0", "--lr_scheduler.warmup_steps=2"};
 }
 
 inline void expect_clean_error(const ProcessRun& r, int status, const std::string& words) {

@@ -23,20 +23,8 @@ using testing::read_file;
 using testing::run_flashtrain;
 using testing::ScratchDir;
 using testing::start;
+using testing::tiny_task_run;
 using testing::wait_for;
-
-// A state-tracking run small enough to take milliseconds per step; it needs no files.
-std::vector<std::string> tiny_task_run(const fs::path& dump_folder) {
-  return {"--config",           "configs/tasks_parity.toml",
-          "--job.dump_folder=" + dump_folder.string(),
-          "--model.dim=16",     "--model.n_heads=2",
-          "--model.head_dim=8", "--model.n_layers=1",
-          "--data.seq_len=16",  "--data.task_train_max_len=8",
-          "--data.task_val_min_len=8", "--data.task_val_max_len=16",
-          "--training.local_batch_size=4", "--training.mixed_precision=fp32",
-          "--validation.every=0", "--metrics.log_every=1",
-          "--checkpoint.interval=0", "--lr_scheduler.warmup_steps=2"};
-}
 
 TEST(FlashtrainCli, HelpAndPrintConfig) {
   const ProcessRun help = run_flashtrain({"--help"});

@@ -64,13 +64,15 @@ class ShardBatches final : public BatchSource {
 class TaskBatches final : public BatchSource {
  public:
   TaskBatches(data::TaskSpec spec, std::uint64_t seed, std::int64_t batch_size, std::int64_t context,
-              bool mask_answer, torch::Device device)
+              bool mask_answer, torch::Device device, int rank = 0, int world_size = 1)
       : spec_(spec), seed_(seed), batch_size_(batch_size), context_(context), mask_answer_(mask_answer),
-        device_(device) {}
+        device_(device), rank_(rank), world_size_(world_size) {}
 
   Batch next() override {
-    const data::TaskBatch t = data::make_task_batch(spec_, seed_, next_index_, batch_size_, context_, mask_answer_);
-    next_index_ += std::uint64_t(batch_size_);
+    // Samples are indexed globally: this rank's B follow the B of every rank before it.
+    const std::uint64_t first = next_index_ + std::uint64_t(rank_) * std::uint64_t(batch_size_);
+    const data::TaskBatch t = data::make_task_batch(spec_, seed_, first, batch_size_, context_, mask_answer_);
+    next_index_ += std::uint64_t(world_size_) * std::uint64_t(batch_size_);
     Batch batch;
     batch.inputs = to_device(t.input.data(), t.batch_size, t.context, device_);
     batch.targets = to_device(t.target.data(), t.batch_size, t.context, device_);
@@ -104,12 +106,16 @@ class TaskBatches final : public BatchSource {
   std::int64_t context_;
   bool mask_answer_;
   torch::Device device_;
-  std::uint64_t next_index_ = 0;
+  int rank_;
+  int world_size_;
+  std::uint64_t next_index_ = 0;  // samples consumed by all ranks together
 };
 
 data::LoaderOptions loader_options(const config::Config& c, const std::string& pattern, std::int64_t vocab_size,
-                                   bool shuffle) {
+                                   bool shuffle, int rank = 0, int world_size = 1) {
   data::LoaderOptions o;
+  o.rank = rank;
+  o.world_size = world_size;
   o.shard_paths = data::find_shards(pattern);
   o.batch_size = c.training.local_batch_size;
   o.sequence_length = c.data.seq_len;
@@ -122,13 +128,13 @@ data::LoaderOptions loader_options(const config::Config& c, const std::string& p
 }  // namespace
 
 std::unique_ptr<BatchSource> make_train_batches(const config::Config& c, std::int64_t vocab_size,
-                                                torch::Device device) {
+                                                torch::Device device, int rank, int world_size) {
   if (!c.data.task.empty())
     return std::make_unique<TaskBatches>(task_spec(c.data, Split::kTrain), task_stream_seed(c, Split::kTrain),
                                          c.training.local_batch_size, c.data.seq_len, c.data.task_mask_answer,
-                                         device);
-  return std::make_unique<ShardBatches>(loader_options(c, c.data.train_shards, vocab_size, c.data.shuffle), device,
-                                        "train");
+                                         device, rank, world_size);
+  return std::make_unique<ShardBatches>(
+      loader_options(c, c.data.train_shards, vocab_size, c.data.shuffle, rank, world_size), device, "train");
 }
 
 std::unique_ptr<BatchSource> make_validation_batches(const config::Config& c, std::int64_t vocab_size,

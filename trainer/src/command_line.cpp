@@ -35,6 +35,7 @@ const std::vector<ValueOption>& value_options() {
       {"--max-new-tokens", {S::kSample}},
       {"--temperature", {S::kSample}},
       {"--seed", {S::kSample}},
+      {"--nproc", {S::kTrain, S::kTasks}},
   };
   return options;
 }
@@ -71,6 +72,9 @@ void set_value(CommandLine& cl, const std::string& option, const std::string& va
   else if (option == "--max-new-tokens") cl.max_new_tokens = parse_int(option, value, 1);
   else if (option == "--temperature") cl.temperature = parse_non_negative(option, value);
   else if (option == "--seed") cl.seed = std::uint64_t(parse_int(option, value, 0));
+  // --nproc N is parallelism.nproc; as an override it is validated (and
+  // located in errors) like any config key.
+  else if (option == "--nproc") cl.overrides.push_back("--parallelism.nproc=" + std::to_string(parse_int(option, value, 1)));
 }
 
 }  // namespace
@@ -166,6 +170,8 @@ options:
   --print-config         print the resolved config as TOML and exit
   --section.key=value    override a config key, e.g. --training.steps=100
   --resume[=WHERE]       train/tasks: latest (default), none or a checkpoint directory
+  --nproc N              train/tasks: start N data-parallel ranks on this machine (one per
+                         GPU; parallelism.nproc); under torchrun leave it out
   --checkpoint DIR       eval/sample/export: the checkpoint (default: the newest valid one)
   --output DIR           export: where to write (default: <job.dump_folder>/export/step_<N>)
   --device NAME          tune: a100, h100, h200, l4 (published properties) or cuda, cuda:N

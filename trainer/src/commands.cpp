@@ -3,7 +3,13 @@
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <streambuf>
+
+#include "flashtrain/config/config_error.h"
+#include "flashtrain/distributed/environment.h"
+#include "flashtrain/distributed/watched_wait.h"
 
 #include "flashtrain/data/tokenizer.h"
 #include "flashtrain/trainer/batch_source.h"
@@ -15,6 +21,7 @@
 #include "flashtrain/trainer/task_setup.h"
 #include "flashtrain/trainer/trainer.h"
 #include "flashtrain/trainer/training_checkpoint.h"
+#include "flashtrain/trainer/world.h"
 
 namespace flashtrain::trainer {
 namespace {
@@ -49,10 +56,72 @@ LoadedModel load_trained_model(const config::ResolvedConfig& resolved, const Com
 
 }  // namespace
 
+namespace {
+
+// Where ranks other than 0 write their log: nowhere.
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
+
+int train_status(const TrainResult& result) {
+  switch (result.status) {
+    case TrainStatus::kFinished:
+      return 0;
+    case TrainStatus::kStopped:
+      return result.stop_signal ? 128 + result.stop_signal : 0;
+    case TrainStatus::kNonfinite:
+      return 1;
+  }
+  return 1;
+}
+
+// One rank of a data-parallel run. Any error ends the process at once with
+// std::_Exit: the other ranks may be inside a collective with this one, and
+// tearing down the NCCL communicators (as unwinding would) can block on them.
+// They notice this rank is gone and exit too.
+int run_rank(const config::ResolvedConfig& resolved, const distributed::Environment& env,
+             const distributed::EnvMap& vars) {
+  NullBuffer null_buffer;
+  std::ostream null_log(&null_buffer);
+  std::ostream& log = env.rank == 0 ? std::cout : null_log;
+  int status = 1;
+  try {
+    World world = make_world(resolved, env, vars, log);
+    Trainer trainer(resolved, log, std::move(world));
+    const TrainResult result = trainer.run();
+    if (result.status == TrainStatus::kStopped && env.rank == 0)
+      std::cout << "stopped at step " << result.step
+                << (result.last_checkpoint.empty() ? "" : "; saved " + result.last_checkpoint.string())
+                << "; the same command continues from there\n";
+    status = train_status(result);
+  } catch (const distributed::CommunicationError& e) {
+    std::cerr << "flashtrain: error: " << e.what() << std::endl;  // the message names the rank
+  } catch (const config::ConfigError& e) {
+    std::cerr << "[rank " << env.rank << "] " << e.what() << std::endl;
+    status = config::kConfigErrorExitCode;
+  } catch (const c10::Error& e) {
+    std::cerr << "flashtrain: [rank " << env.rank << "] error: " << e.what_without_backtrace() << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << "flashtrain: [rank " << env.rank << "] error: " << e.what() << std::endl;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(status);
+}
+
+}  // namespace
+
 int run_train(const config::ResolvedConfig& resolved) {
+  const distributed::EnvMap vars = distributed::current_environment();
+  const distributed::Environment env = distributed::parse_environment(vars);
+  if (env.is_distributed()) {
+    StopSignalHandlers handlers;
+    return run_rank(resolved, env, vars);
+  }
   return without_torch_backtraces([&] {
     StopSignalHandlers handlers;
-    Trainer trainer(resolved, std::cout);
+    Trainer trainer(resolved, std::cout, make_world(resolved, env, vars, std::cout));
     const TrainResult result = trainer.run();
     switch (result.status) {
       case TrainStatus::kFinished:

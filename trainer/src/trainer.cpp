@@ -15,6 +15,9 @@
 #include "flashtrain/config/consistency.h"
 #include "flashtrain/config/print.h"
 #include "flashtrain/data/tasks.h"
+#include "flashtrain/distributed/collectives.h"
+#include "flashtrain/distributed/reducer.h"
+#include "flashtrain/distributed/startup_check.h"
 #include "flashtrain/models/parameter_groups.h"
 #include "flashtrain/trainer/batch_source.h"
 #include "flashtrain/trainer/checkpoint_folder.h"
@@ -29,6 +32,7 @@
 #include "flashtrain/trainer/stop_signal.h"
 #include "flashtrain/trainer/task_setup.h"
 #include "flashtrain/trainer/training_checkpoint.h"
+#include "flashtrain/trainer/world_rules.h"
 
 namespace flashtrain::trainer {
 namespace fs = std::filesystem;
@@ -58,9 +62,12 @@ std::optional<double> device_peak(torch::Device device, bool bf16, std::string* 
 }  // namespace
 
 struct Trainer::Impl {
-  Impl(const config::ResolvedConfig& r, std::ostream& out)
-      : resolved(r), config(resolved.config), log(out), guard(config.training.max_nonfinite_steps),
-        schedule(config), folder(checkpoint_folder_path(config)), metrics(metrics_path(config)) {}
+  // Only rank 0 writes metrics (and checkpoints, and the log: the caller
+  // gives the other ranks a log that discards).
+  Impl(const config::ResolvedConfig& r, std::ostream& out, World w)
+      : resolved(r), config(resolved.config), log(out), world(std::move(w)),
+        guard(config.training.max_nonfinite_steps), schedule(config), folder(checkpoint_folder_path(config)),
+        metrics(world.is_rank0() ? metrics_path(config) : std::string()) {}
 
   void build();
   void resume();
@@ -69,10 +76,14 @@ struct Trainer::Impl {
   EvalResult validate();
   fs::path save();
   void log_progress(const StepReport& report);
+  std::optional<fs::path> choose_resume_source(bool* verified);
+  void check_resume_layout();
+  int agreed_stop_signal(bool* stop);
 
   config::ResolvedConfig resolved;
   const config::Config& config;
   std::ostream& log;
+  World world;
 
   torch::Device device{torch::kCPU};
   bool bf16 = false;
@@ -88,6 +99,8 @@ struct Trainer::Impl {
   std::vector<torch::Tensor> parameters;
   std::unique_ptr<torch::optim::AdamW> optimizer;
   std::unique_ptr<BatchSource> batches;
+  // Data parallel only: gradients in flat buckets, all-reduced during backward.
+  std::unique_ptr<distributed::Reducer> reducer;
   NonfiniteGuard guard;
   LrSchedule schedule;
   CheckpointFolder folder;
@@ -108,12 +121,9 @@ struct Trainer::Impl {
 };
 
 void Trainer::Impl::build() {
-  if (config.parallelism.nproc > 1)
-    throw resolved.error_at({"parallelism.nproc"}, "parallelism.nproc = " + std::to_string(config.parallelism.nproc) +
-                                                       ": multi-process training is not implemented yet; set 1");
-  config::check_world_size(resolved, 1);
-  accumulation = config::accumulation_steps(config, 1);
-  device = resolve_device(resolved);
+  config::check_world_size(resolved, world.size);
+  accumulation = config::accumulation_steps(config, world.size);
+  device = world.device;
   bf16 = config.training.mixed_precision == "bf16";
   if (config.debug.deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   if (config.debug.anomaly_detection) torch::autograd::AnomalyMode::set_enabled(true);
@@ -127,23 +137,36 @@ void Trainer::Impl::build() {
   model->train();
   parameters = model->parameters();
   optimizer = make_adamw(*model, config.optimizer);
-  batches = make_train_batches(config, vocab_size, device);
-  tokens_per_step = accumulation * config.training.local_batch_size * config.data.seq_len;
+  batches = make_train_batches(config, vocab_size, device, world.rank, world.size);
+  tokens_per_step = accumulation * config.training.local_batch_size * config.data.seq_len * world.size;
+  if (world.distributed()) {
+    // Every rank must build the same model from the same resolved config.
+    std::int64_t parameter_count = 0;
+    for (const auto& p : parameters) parameter_count += p.numel();
+    distributed::check_ranks_agree(*world.comm, parameter_count, config::config_hash(config));
+    std::vector<std::string> names;
+    for (const auto& item : model->named_parameters()) names.push_back(item.key());
+    distributed::BucketOptions buckets;
+    buckets.bucket_bytes = std::max<std::int64_t>(1, std::llround(config.parallelism.bucket_size_mb * (1 << 20)));
+    buckets.first_bucket_bytes = std::min<std::int64_t>(buckets.bucket_bytes, 1 << 20);
+    reducer = std::make_unique<distributed::Reducer>(parameters, names, world.comm, buckets);
+  }
   flops_per_token = model->training_flops_per_token(config.data.seq_len);
   peak_flops = device_peak(device, bf16, &device_name);
 }
 
-void Trainer::Impl::resume() {
+// Rank 0 alone decides (it may move unusable checkpoints aside); the others
+// load what it chose.
+std::optional<fs::path> Trainer::Impl::choose_resume_source(bool* verified) {
   const std::string& resume = config.checkpoint.resume;
   std::optional<fs::path> source;
-  bool verified = false;  // latest_valid() checked the checksums already
   if (resume == "latest") {
     for (const fs::path& removed : folder.remove_stale_staging())
       log << "removed " << removed.string() << " (left by an interrupted save)\n";
     std::vector<SkippedCheckpoint> skipped;
     if (const auto latest = folder.latest_valid(&skipped)) {
       source = latest->path;
-      verified = true;
+      *verified = true;  // latest_valid() checked the checksums already
     }
     // Newer but unusable: set aside, so that saves and keep-last-k see only
     // the checkpoints this run continues.
@@ -161,11 +184,29 @@ void Trainer::Impl::resume() {
                                existing.back().path.filename().string() +
                                "); resume them (checkpoint.resume = latest), move them away, or set another "
                                "job.dump_folder");
+  }
+  return source;
+}
+
+void Trainer::Impl::resume() {
+  const std::string& resume = config.checkpoint.resume;
+  bool verified = false;
+  std::optional<fs::path> source;
+  if (world.is_rank0()) source = choose_resume_source(&verified);
+  if (world.distributed()) {
+    const std::string chosen = distributed::broadcast_string(*world.comm, source ? source->string() : "");
+    if (!world.is_rank0()) {
+      if (!chosen.empty()) source = fs::path(chosen);
+      verified = true;  // rank 0 has verified it before broadcasting
+    }
+  }
+  if (!source) {
     log << "starting from scratch (no checkpoint in " << folder.path().string() << ")\n";
     return;
   }
   const CheckpointContents contents = load_checkpoint(*source, config, *model, optimizer.get(), verified);
   progress = contents.progress;
+  check_resume_layout();
   batches->restore(progress.data_cursor);
   guard.restore(progress.nonfinite_in_row, progress.nonfinite_total);
   last_saved_step = progress.step;
@@ -176,7 +217,7 @@ void Trainer::Impl::resume() {
   // An explicitly named checkpoint may be older than the run's newest: saving
   // on from it would mix two runs in one folder. (With "latest", newer ones
   // exist only if they failed verification; save() sets them aside.)
-  if (config.checkpoint.enable && resume != "latest") {
+  if (world.is_rank0() && config.checkpoint.enable && resume != "latest") {
     for (const CheckpointEntry& entry : folder.complete()) {
       if (entry.step <= progress.step) continue;
       try {
@@ -191,6 +232,34 @@ void Trainer::Impl::resume() {
   }
 }
 
+void Trainer::Impl::check_resume_layout() {
+  const BatchLayout now{world.size, config.training.local_batch_size, accumulation};
+  std::optional<std::int64_t> position;
+  const nlohmann::json& cursor = progress.data_cursor;
+  if (cursor.is_object() && cursor.value("kind", "") == "shards")
+    position = cursor.at("loader").at("windows_consumed").get<std::int64_t>();
+  // Checkpoints from before data parallelism do not know their batch layout.
+  const BatchLayout saved = progress.local_batch_size > 0
+                                ? BatchLayout{progress.world_size, progress.local_batch_size, progress.accumulation}
+                                : now;
+  for (const std::string& note : plan_resume_layout(saved, now, position)) log << "  " << note << "\n";
+}
+
+// Every rank stops at the same step: on the largest signal any rank received,
+// or when any was asked to stop.
+int Trainer::Impl::agreed_stop_signal(bool* stop) {
+  std::int64_t signal = stop_signal_received();
+  bool requested = stop_requested;
+  if (world.distributed()) {
+    const std::vector<std::int64_t> agreed =
+        distributed::max_over_ranks(*world.comm, {signal, requested ? 1 : 0});
+    signal = agreed[0];
+    requested = agreed[1] > 0;
+  }
+  *stop = signal != 0 || requested;
+  return static_cast<int>(signal);
+}
+
 void Trainer::Impl::report_start() {
   std::ostringstream kinds;
   for (std::int64_t i = 0; i < config.model.n_layers; ++i) kinds << (i ? "," : "") << config.model.layer_kind(i);
@@ -203,8 +272,12 @@ void Trainer::Impl::report_start() {
       << models::format_parameter_counts(models::count_parameters_by_group(*model)) << "data: "
       << batches->describe() << "\n"
       << "batch: " << config.training.local_batch_size << " x " << config.data.seq_len << " tokens x "
-      << accumulation << " accumulation = " << tokens_per_step << " tokens per step; " << config.training.steps
-      << " steps\n";
+      << accumulation << " accumulation" << (world.distributed() ? " x " + std::to_string(world.size) + " ranks" : "")
+      << " = " << tokens_per_step << " tokens per step; " << config.training.steps << " steps\n";
+  if (world.distributed())
+    log << "data parallel: " << world.size << " ranks (" << world.comm->backend_name() << "), "
+        << reducer->plan().buckets.size() << " gradient buckets of up to " << config.parallelism.bucket_size_mb
+        << " MiB; rank 0 logs and writes checkpoints\n";
   if (metrics.enabled()) log << "metrics: " << metrics.path() << "\n";
 }
 
@@ -213,7 +286,8 @@ StepReport Trainer::Impl::train_step() {
   report.step = progress.step + 1;
   report.lr = schedule.at(report.step);
   set_learning_rate(*optimizer, report.lr);
-  optimizer->zero_grad(/*set_to_none=*/true);
+  if (reducer) reducer->zero_grad();  // optimizer.zero_grad cannot detach the bucket views
+  else optimizer->zero_grad(/*set_to_none=*/true);
 
   // The whole global batch first: its scored tokens normalise every micro-batch's loss.
   std::vector<Batch> micro_batches;
@@ -222,11 +296,22 @@ StepReport Trainer::Impl::train_step() {
     micro_batches.push_back(batches->next());
     scored += micro_batches.back().scored_tokens;
   }
+  // Data parallel: the Reducer averages gradients over ranks, so each rank
+  // divides by the global scored count over the world size; the sum over
+  // ranks is then that of one big batch normalised by all its scored tokens.
+  double normaliser = double(std::max<std::int64_t>(scored, 1));
+  if (world.distributed()) {
+    scored = std::int64_t(distributed::sum_over_ranks(*world.comm, {double(scored)})[0]);
+    normaliser = double(std::max<std::int64_t>(scored, 1)) / double(world.size);
+  }
   const auto cross_entropy_sum = torch::nn::functional::CrossEntropyFuncOptions()
                                      .reduction(torch::kSum)
                                      .ignore_index(data::kIgnoreTarget);
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(device));
-  for (const Batch& batch : micro_batches) {
+  for (std::size_t i = 0; i < micro_batches.size(); ++i) {
+    const Batch& batch = micro_batches[i];
+    // Only the last micro-step's backward communicates.
+    if (reducer) reducer->prepare_for_backward(/*sync=*/i + 1 == micro_batches.size());
     torch::Tensor logits;
     {
       AutocastScope autocast(device.type(), bf16);
@@ -234,17 +319,21 @@ StepReport Trainer::Impl::train_step() {
     }
     const torch::Tensor loss = torch::nn::functional::cross_entropy(
         logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), batch.targets.reshape(-1), cross_entropy_sum);
-    (loss / double(std::max<std::int64_t>(scored, 1))).backward();
+    (loss / normaliser).backward();
     loss_sum += loss.detach().to(torch::kDouble);
   }
-  report.loss = scored > 0 ? loss_sum.item<double>() / double(scored) : std::nan("");
+  if (reducer) reducer->wait_all();
+  double total_loss = loss_sum.item<double>();
+  if (world.distributed()) total_loss = distributed::sum_over_ranks(*world.comm, {total_loss})[0];
+  report.loss = scored > 0 ? total_loss / double(scored) : std::nan("");
   report.grad_norm = clip_grad_norm(parameters, config.training.grad_clip);
   const bool finite = std::isfinite(report.loss) && std::isfinite(report.grad_norm);
   if (guard.record(finite)) {
     optimizer->step();
   } else {
     report.skipped = true;
-    optimizer->zero_grad(/*set_to_none=*/true);
+    if (reducer) reducer->zero_grad();
+    else optimizer->zero_grad(/*set_to_none=*/true);
   }
   progress.step = report.step;
   progress.tokens_seen += tokens_per_step;
@@ -262,7 +351,8 @@ void Trainer::Impl::log_progress(const StepReport& r) {
   line.grad_norm = r.grad_norm;
   line.tokens_per_second = tokens_per_second;
   line.eta_seconds = double(config.training.steps - r.step) * window_seconds / double(std::max<std::int64_t>(window_steps, 1));
-  if (peak_flops) line.mfu = flops_per_token * tokens_per_second / *peak_flops;
+  // tokens/s counts every rank; the peak is one GPU's.
+  if (peak_flops) line.mfu = flops_per_token * tokens_per_second / (*peak_flops * world.size);
   if (device.is_cuda()) {
     // The peak since the previous line (the allocator's peak is reset below).
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
@@ -279,6 +369,17 @@ void Trainer::Impl::log_progress(const StepReport& r) {
                            {"elapsed_seconds", seconds_since(run_start)},
                            {"skipped_steps", guard.total()}};
   if (line.mfu) record["mfu"] = *line.mfu;
+  if (reducer) {
+    // Per step over the steps since the last line: all-reduce time, the part
+    // of it exposed (waited for after backward), and the share hidden.
+    const distributed::ReducerStats stats = reducer->take_stats();
+    const double n = double(std::max<std::int64_t>(stats.sync_steps, 1));
+    record["comm_wait_seconds"] = stats.wait_seconds / n;
+    record["backward_tail_seconds"] = stats.backward_tail_seconds / n;
+    if (stats.timed_collectives > 0) record["comm_seconds"] = stats.comm_seconds / n;
+    if (const auto overlap = stats.overlap()) record["comm_overlap"] = *overlap;
+    record["allreduce_bytes"] = stats.bytes / std::max<std::int64_t>(stats.sync_steps, 1);
+  }
   if (line.memory_gib) record["peak_memory_gib"] = *line.memory_gib;
   metrics.write(record);
   window_seconds = 0.0;
@@ -316,6 +417,16 @@ EvalResult Trainer::Impl::validate() {
 }
 
 fs::path Trainer::Impl::save() {
+  progress.data_cursor = batches->cursor();
+  progress.nonfinite_in_row = guard.in_row();
+  progress.nonfinite_total = guard.total();
+  progress.world_size = world.size;
+  progress.local_batch_size = config.training.local_batch_size;
+  progress.accumulation = accumulation;
+  if (!world.is_rank0()) {  // the cursor is global: rank 0's checkpoint serves every rank
+    last_saved_step = progress.step;
+    return {};
+  }
   const auto start = Clock::now();
   const fs::path directory = folder.path_for_step(progress.step);
   std::error_code error;
@@ -331,9 +442,6 @@ fs::path Trainer::Impl::save() {
     if (usable) throw std::runtime_error(directory.string() + " already exists; not replacing a saved checkpoint");
     log << "moved the unusable " << directory.string() << " to " << folder.set_aside(directory).string() << "\n";
   }
-  progress.data_cursor = batches->cursor();
-  progress.nonfinite_in_row = guard.in_row();
-  progress.nonfinite_total = guard.total();
   save_checkpoint(directory, progress, *model, *optimizer, config);
   last_saved_step = progress.step;
   last_checkpoint = directory;
@@ -347,10 +455,16 @@ fs::path Trainer::Impl::save() {
 }
 
 Trainer::Trainer(const config::ResolvedConfig& resolved, std::ostream& log)
-    : impl_(std::make_unique<Impl>(resolved, log)) {
+    : Trainer(resolved, log, single_process_world(resolved)) {}
+
+Trainer::Trainer(const config::ResolvedConfig& resolved, std::ostream& log, World world)
+    : impl_(std::make_unique<Impl>(resolved, log, std::move(world))) {
   impl_->build();
   impl_->report_start();
   impl_->resume();
+  // Rank 0's weights everywhere (fresh runs initialise alike already; this
+  // makes it certain, and cheap next to training).
+  if (impl_->world.distributed()) distributed::broadcast_parameters(*impl_->world.comm, impl_->parameters);
 }
 
 Trainer::~Trainer() = default;
@@ -377,8 +491,9 @@ TrainResult Trainer::run() {
   else s.metrics.write({{"kind", "event"}, {"event", "resume"}, {"step", s.progress.step}});
 
   while (s.progress.step < c.training.steps) {
-    const int signal = stop_signal_received();
-    if (signal != 0 || s.stop_requested) {
+    bool stop = false;
+    const int signal = s.agreed_stop_signal(&stop);
+    if (stop) {
       s.log << (signal ? "received signal " + std::to_string(signal) : std::string("stop requested"))
             << " at step " << s.progress.step
             << (c.checkpoint.enable ? "; saving a checkpoint" : " (checkpoint.enable = false: nothing saved)") << "\n";
@@ -412,6 +527,9 @@ TrainResult Trainer::run() {
       s.save();
     }
   }
+  // No rank leaves while rank 0 still saves (and the communicators shut down
+  // with every rank present).
+  if (s.world.distributed()) s.world.comm->finish();
   result.step = s.progress.step;
   result.last_checkpoint = s.last_checkpoint;
   if (result.status == TrainStatus::kFinished && s.progress.step > first_step)

@@ -65,6 +65,9 @@ void save_checkpoint(const fs::path& directory, const TrainingProgress& progress
       {"nonfinite_in_row", progress.nonfinite_in_row},
       {"nonfinite_total", progress.nonfinite_total},
       {"data_cursor", progress.data_cursor},
+      {"world", {{"world_size", progress.world_size},
+                 {"local_batch_size", progress.local_batch_size},
+                 {"accumulation", progress.accumulation}}},
       {"config_hash", config::config_hash(config)}};
   out.write_file(kStateFile, progress_json.dump(2) + "\n");
   out.write_file(kConfigFile, config::to_json(config).dump(2) + "\n");
@@ -87,6 +90,12 @@ CheckpointContents load_checkpoint(const fs::path& directory, const config::Conf
     contents.progress.nonfinite_in_row = state.at("nonfinite_in_row").get<std::int64_t>();
     contents.progress.nonfinite_total = state.at("nonfinite_total").get<std::int64_t>();
     contents.progress.data_cursor = state.at("data_cursor");
+    if (state.contains("world")) {
+      const nlohmann::json& world = state.at("world");
+      contents.progress.world_size = world.at("world_size").get<std::int64_t>();
+      contents.progress.local_batch_size = world.at("local_batch_size").get<std::int64_t>();
+      contents.progress.accumulation = world.at("accumulation").get<std::int64_t>();
+    }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error((directory / kStateFile).string() + ": " + e.what());
   }

@@ -187,11 +187,13 @@ Schema build_schema() {
       .key("steps", &TrainingConfig::steps, "optimizer steps to train for", at_least_1,
            {"max_steps", "num_steps", "train_steps", "iterations", "total_steps", "iters"})
       .key("local_batch_size", &TrainingConfig::local_batch_size,
-           "sequences per process in one forward/backward pass", C::int_range(1, 1 << 24),
+           "sequences per process (rank) in one forward/backward pass (a micro-batch)",
+           C::int_range(1, 1 << 24),
            {"batch_size", "micro_batch_size", "per_device_batch_size"})
       .key("global_batch_size", &TrainingConfig::global_batch_size,
-           "sequences per optimizer step over all processes (a multiple of local_batch_size x "
-           "data-parallel size: gradient accumulation); 0 = no accumulation",
+           "sequences per optimizer step over all ranks = local_batch_size x world size x "
+           "accumulation micro-steps (it must divide evenly); 0 = local_batch_size x world size, "
+           "no accumulation. Keep it fixed to change the world size without changing the training",
            C::at_least(0), {"total_batch_size"})
       .key("grad_clip", &TrainingConfig::grad_clip,
            "clip the global gradient norm to this; 0 = no clipping", C::non_negative(),
@@ -242,11 +244,20 @@ Schema build_schema() {
            "data-parallel size (processes); 0 = the launcher's world size", C::int_range(0, 1 << 20),
            {"data_parallel_degree", "dp", "world_size", "data_parallel_replicate_degree"})
       .key("nproc", &ParallelismConfig::nproc,
-           "processes flashtrain starts on this machine itself; keep 1 under torchrun",
+           "ranks flashtrain starts on this machine itself (--nproc N; one per GPU); keep 1 under "
+           "torchrun or SLURM",
            C::int_range(1, 1024), {"nproc_per_node", "num_processes", "gpus"})
       .key("bucket_size_mb", &ParallelismConfig::bucket_size_mb,
            "size of the gradient all-reduce buckets in MiB", C::positive(),
-           {"bucket_cap_mb", "bucket_mb"});
+           {"bucket_cap_mb", "bucket_mb"})
+      .key("backend", &ParallelismConfig::backend,
+           "collectives between ranks: nccl (GPUs), store (CPU ranks through the TCP store; "
+           "tests), auto = nccl on CUDA, store on the CPU",
+           C::one_of({"auto", "nccl", "store"}), {"dist_backend", "comm_backend"})
+      .key("timeout_seconds", &ParallelismConfig::timeout_seconds,
+           "longest wait for the rendezvous or one collective before a rank gives up (a dead "
+           "rank on the same machine is noticed within a second)", C::positive(),
+           {"timeout", "nccl_timeout", "collective_timeout"});
 
   SectionBuilder(keys, "debug", &Config::debug)
       .key("anomaly_detection", &DebugConfig::anomaly_detection,

@@ -1,9 +1,12 @@
 #pragma once
-// The collectives data parallelism needs, behind an interface: the real one
-// wraps c10d's ProcessGroupNCCL (next), tests use FakeCommunicator.
+// The collectives data parallelism needs, behind an interface: NCCL through
+// c10d (c10d_communicator.h), CPU ranks through the rendezvous store
+// (store_communicator.h), tests use FakeCommunicator.
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace flashtrain::distributed {
 
@@ -13,6 +16,9 @@ class Work {
   virtual ~Work() = default;
   virtual void wait() = 0;
   virtual bool is_completed() = 0;
+  // How long the collective itself ran (on the GPU for NCCL), once wait()
+  // returned; nullopt when the backend does not measure it.
+  virtual std::optional<double> duration_seconds() { return std::nullopt; }
 };
 
 class Communicator {
@@ -25,6 +31,17 @@ class Communicator {
   virtual std::shared_ptr<Work> all_reduce_sum(torch::Tensor flat) = 0;
   virtual std::shared_ptr<Work> broadcast(torch::Tensor tensor, int root) = 0;
   virtual void barrier() = 0;
+  // Blocks until the compute work queued so far on this rank's device has
+  // run (the current CUDA stream); a no-op on the CPU. The Reducer calls it
+  // before waiting on the all-reduces, so that the time it then spends
+  // waiting is communication the backward pass did not hide.
+  virtual void synchronize_compute() {}
+  // The last collective of a run: a barrier, after which each rank may exit.
+  // Backends whose store lives in rank 0 also make rank 0 leave last, so no
+  // rank loses the store while it still talks to it.
+  virtual void finish() { barrier(); }
+  // "nccl", "store", "single", "fake".
+  virtual std::string backend_name() const = 0;
 };
 
 // A finished collective (single process, or a fake completing at once).
@@ -42,6 +59,7 @@ class SingleProcessCommunicator : public Communicator {
   std::shared_ptr<Work> all_reduce_sum(torch::Tensor) override;
   std::shared_ptr<Work> broadcast(torch::Tensor, int root) override;
   void barrier() override {}
+  std::string backend_name() const override { return "single"; }
 };
 
 // Copies rank 0's values into every rank's parameters (blocking).

@@ -17,10 +17,30 @@
 #include "flashtrain/distributed/communicator.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace flashtrain::distributed {
+
+// Where the communication time went, summed over the sync steps since the
+// last take_stats(). wait_seconds is the exposed part: time wait_all spent
+// blocked on all-reduces after the backward pass had finished on the device
+// (Communicator::synchronize_compute first). comm_seconds is the all-reduces'
+// own duration (the GPU time of each NCCL collective), where the backend
+// measures it. overlap = 1 - wait/comm: the share hidden behind backward.
+struct ReducerStats {
+  std::int64_t sync_steps = 0;
+  std::int64_t collectives = 0;
+  double wait_seconds = 0.0;
+  double backward_tail_seconds = 0.0;  // waiting for the device to finish backward
+  double comm_seconds = 0.0;
+  std::int64_t timed_collectives = 0;  // those with a measured duration
+  std::int64_t bytes = 0;
+
+  // nullopt until some duration was measured.
+  std::optional<double> overlap() const;
+};
 
 class Reducer {
  public:
@@ -46,6 +66,8 @@ class Reducer {
   const std::vector<std::size_t>& launch_order() const { return launch_order_; }
   // All-reduces launched in total (all steps).
   std::int64_t launches() const { return launches_; }
+  // The statistics since the last call, and reset them.
+  ReducerStats take_stats();
 
   // Called from the autograd hooks (public for the hook type only).
   void mark_ready(std::size_t param);
@@ -71,6 +93,7 @@ class Reducer {
   std::vector<std::size_t> launch_order_;
   std::vector<std::shared_ptr<Work>> works_;
   std::int64_t launches_ = 0;
+  ReducerStats stats_;
 };
 
 }  // namespace flashtrain::distributed

@@ -33,9 +33,13 @@ class BatchSource {
 
 // Training batches of training.local_batch_size sequences of data.seq_len:
 // the shard loader over data.train_shards (seed training.seed, data.shuffle),
-// or the task generator when data.task is set.
+// or the task generator when data.task is set. Rank `rank` of `world_size`
+// gets its own disjoint slice: each micro-step takes the next world_size x B
+// samples of one global stream and rank r the r-th B of them. The cursor
+// counts the samples of all ranks, so it is the same on every rank and a
+// checkpoint continues on another world size (world_rules.h).
 std::unique_ptr<BatchSource> make_train_batches(const config::Config& config, std::int64_t vocab_size,
-                                                torch::Device device);
+                                                torch::Device device, int rank = 0, int world_size = 1);
 
 // Validation batches, the same ones at every call: data.val_shards in file
 // order, or the task's validation stream and lengths.

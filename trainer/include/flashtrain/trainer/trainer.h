@@ -18,6 +18,7 @@
 #include "flashtrain/config/resolved_config.h"
 #include "flashtrain/models/language_model.h"
 #include "flashtrain/trainer/evaluator.h"
+#include "flashtrain/trainer/world.h"
 
 namespace flashtrain::trainer {
 
@@ -50,6 +51,11 @@ class Trainer {
   // checkpoint.resume says. Writes the start-up report to `log`. Throws
   // ConfigError for settings it cannot honour, std::runtime_error otherwise.
   Trainer(const config::ResolvedConfig& resolved, std::ostream& log);
+  // One rank of a data-parallel run (world.h): gradients are averaged over the
+  // ranks, every rank reads its own slice of the data, only rank 0 writes
+  // metrics and checkpoints (give the other ranks a log that discards).
+  // Collectives that cannot complete throw distributed::CommunicationError.
+  Trainer(const config::ResolvedConfig& resolved, std::ostream& log, World world);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;

@@ -5,7 +5,8 @@
 //   model.safetensors      the parameters, under their dotted names
 //   optimizer.safetensors  AdamW's moments and step counts (optimizer.h) and the
 //                          random generators' states ("rng.cpu", "rng.cuda")
-//   state.json             step, tokens seen, the NaN/Inf guard's counters, the data cursor
+//   state.json             step, tokens seen, the NaN/Inf guard's counters, the data cursor,
+//                          the world size and batch layout it was written with
 //   config.json            the resolved config (config::to_json)
 //   manifest.json          every file's size and checksum; written last
 #pragma once
@@ -29,7 +30,13 @@ struct TrainingProgress {
   std::int64_t tokens_seen = 0;
   std::int64_t nonfinite_in_row = 0;
   std::int64_t nonfinite_total = 0;
-  nlohmann::json data_cursor;
+  nlohmann::json data_cursor;  // global: the same on every rank
+  // The batch layout the checkpoint was written with (world_rules.h);
+  // checkpoints from before data parallelism read as one rank, local batch 0
+  // (unknown).
+  std::int64_t world_size = 1;
+  std::int64_t local_batch_size = 0;
+  std::int64_t accumulation = 1;
 };
 
 // Writes the checkpoint to `directory`, which must not exist.

@@ -114,6 +114,8 @@ struct ParallelismConfig {
   std::int64_t data_parallel = 0;  // 0: the launcher's world size
   std::int64_t nproc = 1;
   double bucket_size_mb = 25.0;
+  std::string backend = "auto";   // nccl | store | auto
+  double timeout_seconds = 600.0;
 };
 
 struct DebugConfig {

@@ -1,0 +1,222 @@
+// flashtrain --nproc 2 on the CPU (the store backend: the real multi-process
+// path without GPUs): the same losses as one process with the same global
+// batch, a checkpoint continued on another world size with the same curve, a
+// killed rank ending the run with its name, nproc against a launcher's world.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "flashtrain/trainer/checkpoint_folder.h"
+#include "flashtrain_process.h"
+#include "scratch_dir.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ProcessRun;
+using testing::read_file;
+using testing::run_flashtrain;
+using testing::ScratchDir;
+using testing::start;
+using testing::tiny_task_run;
+using testing::wait_for;
+
+// A tiny task run with a global batch of 8 (4 per micro-batch) on the CPU.
+// A constant learning rate after warm-up, so that a run cut short follows
+// the same schedule as a longer one.
+std::vector<std::string> run_args(const fs::path& folder, int steps, int nproc) {
+  std::vector<std::string> args = tiny_task_run(folder);
+  args.insert(args.end(), {"--training.steps=" + std::to_string(steps), "--training.global_batch_size=8",
+                           "--training.device=cpu", "--parallelism.timeout_seconds=60",
+                           "--lr_scheduler.decay=constant"});
+  if (nproc > 1) args.insert(args.end(), {"--nproc", std::to_string(nproc)});
+  return args;
+}
+
+// step -> loss of the "train" records of a metrics file.
+std::map<int, double> train_losses(const fs::path& metrics) {
+  std::map<int, double> losses;
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record.value("kind", "") == "train") losses[record.at("step").get<int>()] = record.at("loss").get<double>();
+  }
+  return losses;
+}
+
+void expect_same_losses(const std::map<int, double>& expected, const std::map<int, double>& actual, int first,
+                        int last) {
+  for (int step = first; step <= last; ++step) {
+    ASSERT_TRUE(expected.count(step) && actual.count(step)) << "step " << step;
+    // Averaging over ranks sums in another order than accumulating micro-steps.
+    EXPECT_NEAR(actual.at(step), expected.at(step), 1e-5 * std::abs(expected.at(step))) << "step " << step;
+  }
+}
+
+TEST(DistributedCli, TwoRanksMatchOneProcessWithTheSameGlobalBatch) {
+  ScratchDir dir;
+  const ProcessRun one = run_flashtrain(run_args(dir / "one", 6, 1));
+  ASSERT_EQ(one.status, 0) << one.output;
+  EXPECT_NE(one.output.find("4 x 16 tokens x 2 accumulation = "), std::string::npos) << one.output;
+  const ProcessRun two = run_flashtrain(run_args(dir / "two", 6, 2));
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_NE(two.output.find("starting 2 ranks on this machine"), std::string::npos) << two.output;
+  EXPECT_NE(two.output.find("4 x 16 tokens x 1 accumulation x 2 ranks = "), std::string::npos) << two.output;
+  EXPECT_NE(two.output.find("data parallel: 2 ranks (store)"), std::string::npos) << two.output;
+  // Only rank 0 logs.
+  EXPECT_EQ(two.output.find("step 6/6"), two.output.rfind("step 6/6")) << two.output;
+  const auto expected = train_losses(dir / "one" / "metrics.jsonl");
+  const auto actual = train_losses(dir / "two" / "metrics.jsonl");
+  EXPECT_EQ(actual.size(), 6u);
+  expect_same_losses(expected, actual, 1, 6);
+  // The ranks' data differ (disjoint slices): step 1's loss is that of 8
+  // sequences, not of rank 0's 4 twice; a 2-rank run without accumulation
+  // over a global batch of 4 sees other data.
+  const ProcessRun half = run_flashtrain([&] {
+    auto args = run_args(dir / "half", 1, 1);
+    args.push_back("--training.global_batch_size=4");
+    return args;
+  }());
+  ASSERT_EQ(half.status, 0) << half.output;
+  EXPECT_NE(train_losses(dir / "half" / "metrics.jsonl").at(1), expected.at(1));
+}
+
+TEST(DistributedCli, CheckpointContinuesOnAnotherWorldSize) {
+  ScratchDir dir;
+  const ProcessRun reference = run_flashtrain(run_args(dir / "reference", 6, 1));
+  ASSERT_EQ(reference.status, 0) << reference.output;
+  const ProcessRun first = run_flashtrain(run_args(dir / "run", 3, 2));  // saves step 3
+  ASSERT_EQ(first.status, 0) << first.output;
+  const ProcessRun same = run_flashtrain(run_args(dir / "run", 4, 2));  // the same world: step 4
+  ASSERT_EQ(same.status, 0) << same.output;
+  EXPECT_NE(same.output.find("resumed from"), std::string::npos) << same.output;
+  EXPECT_EQ(same.output.find("rank(s), this run has"), std::string::npos) << same.output;
+  const ProcessRun second = run_flashtrain(run_args(dir / "run", 6, 1));  // another world: steps 5, 6
+  ASSERT_EQ(second.status, 0) << second.output;
+  EXPECT_NE(second.output.find("written by 2 rank(s), this run has 1"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
+  expect_same_losses(train_losses(dir / "reference" / "metrics.jsonl"), train_losses(dir / "run" / "metrics.jsonl"),
+                     1, 6);
+}
+
+TEST(DistributedCli, SigintToTheLauncherStopsEveryRankAtOneStep) {
+  ScratchDir dir;
+  auto args = run_args(dir / "out", 1000000, 2);
+  args.push_back("--checkpoint.interval=0");
+  const pid_t launcher = start(args, dir / "log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (read_file(dir / "log").find("3/1000000 | loss") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(launcher, SIGINT);
+  const int status = wait_for(launcher);
+  const std::string log = read_file(dir / "log");
+  EXPECT_EQ(status, 128 + SIGINT) << log;
+  EXPECT_NE(log.find("forwarding it to the 2 running ranks"), std::string::npos) << log;
+  EXPECT_EQ(log.find("failed"), std::string::npos) << log;  // both ranks stopped on it, agreeing on the step
+  const auto saved = CheckpointFolder(dir / "out" / "checkpoints").latest_valid();
+  ASSERT_TRUE(saved) << log;
+  EXPECT_GE(saved->step, 3);
+  // The same command continues (here to two more steps, on one rank).
+  auto again = run_args(dir / "out", int(saved->step) + 2, 1);
+  const ProcessRun second = run_flashtrain(again);
+  EXPECT_EQ(second.status, 0) << second.output;
+  EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
+}
+
+// The pid of the child of `parent` whose environment has RANK=<rank>.
+pid_t rank_pid(pid_t parent, int rank) {
+  std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children");
+  for (pid_t pid; children >> pid;) {
+    std::ifstream environ("/proc/" + std::to_string(pid) + "/environ");
+    for (std::string entry; std::getline(environ, entry, '\0');)
+      if (entry == "RANK=" + std::to_string(rank)) return pid;
+  }
+  return -1;
+}
+
+TEST(DistributedCli, KilledRankEndsTheRunNamingIt) {
+  ScratchDir dir;
+  const pid_t launcher = start(run_args(dir / "out", 1000000, 2), dir / "log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (read_file(dir / "log").find("3/1000000 | loss") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_NE(read_file(dir / "log").find("3/1000000 | loss"), std::string::npos) << read_file(dir / "log");
+  const pid_t victim = rank_pid(launcher, 1);
+  ASSERT_GT(victim, 0) << read_file(dir / "log");
+  const auto killed_at = std::chrono::steady_clock::now();
+  ::kill(victim, SIGKILL);
+  const int status = wait_for(launcher);
+  const auto took = std::chrono::steady_clock::now() - killed_at;
+  const std::string log = read_file(dir / "log");
+  EXPECT_EQ(status, 128 + SIGKILL) << log;
+  EXPECT_LT(took, std::chrono::seconds(15)) << log;
+  EXPECT_NE(log.find("rank 1 (pid " + std::to_string(victim) + ") was killed by signal 9"), std::string::npos) << log;
+  EXPECT_NE(log.find("failed: rank 1"), std::string::npos) << log;
+  EXPECT_EQ(log.find("terminate called"), std::string::npos) << log;
+}
+
+TEST(DistributedCli, NprocAgainstALaunchersWorldIsAConfigError) {
+  ScratchDir dir;
+  const ProcessRun r = run_flashtrain(
+      run_args(dir / "out", 2, 2),
+      {{"RANK", "0"}, {"WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1"}});
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("parallelism.nproc = 2, but torchrun started 3 rank(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[rank 0]"), std::string::npos) << r.output;
+}
+
+TEST(DistributedCli, OneRankUnderALauncherNeedsNoStore) {
+  ScratchDir dir;
+  // WORLD_SIZE=1 from torchrun: a single process; MASTER_PORT 1 would fail if contacted.
+  const ProcessRun r = run_flashtrain(run_args(dir / "out", 2, 1), {{"RANK", "0"}, {"WORLD_SIZE", "1"},
+                                                                    {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1"}});
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("rendezvous"), std::string::npos) << r.output;
+}
+
+// GPUs this process may use, without CUDA: CUDA_VISIBLE_DEVICES when set,
+// else the /dev/nvidiaN device files.
+int visible_gpus() {
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string list = visible;
+    if (list.empty()) return 0;
+    return int(std::count(list.begin(), list.end(), ',')) + 1;
+  }
+  int count = 0;
+  while (fs::exists("/dev/nvidia" + std::to_string(count))) ++count;
+  return count;
+}
+
+TEST(DistributedCli, TwoGpuRanksOverNcclMatchOneGpu) {
+  if (visible_gpus() < 2) GTEST_SKIP() << "needs 2 GPUs (found " << visible_gpus() << ")";
+  ScratchDir dir;
+  auto args_for = [&](const std::string& name, int nproc) {
+    auto args = run_args(dir / name, 6, nproc);
+    args.push_back("--training.device=cuda");  // after run_args' cpu: the last one wins
+    return args;
+  };
+  const ProcessRun one = run_flashtrain(args_for("one", 1), {{"CUDA_VISIBLE_DEVICES", "0"}});
+  ASSERT_EQ(one.status, 0) << one.output;
+  const ProcessRun two = run_flashtrain(args_for("two", 2));
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_NE(two.output.find("data parallel: 2 ranks (nccl)"), std::string::npos) << two.output;
+  const auto expected = train_losses(dir / "one" / "metrics.jsonl");
+  const auto actual = train_losses(dir / "two" / "metrics.jsonl");
+  for (int step = 1; step <= 6; ++step) {
+    ASSERT_TRUE(expected.count(step) && actual.count(step)) << "step " << step << "\n" << two.output;
+    EXPECT_NEAR(actual.at(step), expected.at(step), 1e-3 * std::abs(expected.at(step))) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace flashtrain::trainer
