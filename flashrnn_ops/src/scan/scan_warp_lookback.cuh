@@ -34,9 +34,14 @@ struct WarpLookback {
   uint4* descriptors = nullptr;  // [items] {status, a, b, state}
 };
 
+// Relaxed, gpu-scope accesses (not weak ones): the look-back re-reads a
+// descriptor in a spin loop with no fence in it, and a weak load there may be
+// hoisted out of the loop by ptxas (CUB puts a __threadfence_block() in its
+// spin loop for the same reason) — a suspected cause of the look-back hang in
+// the v4 H200 run. Status and values still travel in one 16-byte access.
 __device__ __forceinline__ uint4 load_descriptor(const uint4* p) {
   uint4 v;
-  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p)
                : "memory");
@@ -45,7 +50,7 @@ __device__ __forceinline__ uint4 load_descriptor(const uint4* p) {
 
 __device__ __forceinline__ void store_descriptor(uint4* p, uint32_t status, Affine map,
                                                  float state) {
-  asm volatile("st.global.cg.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(status),
+  asm volatile("st.relaxed.gpu.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(status),
                "r"(__float_as_uint(map.a)), "r"(__float_as_uint(map.b)),
                "r"(__float_as_uint(state))
                : "memory");
