@@ -95,7 +95,13 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t i
           if (d[q].x == kItemPending) my_pending = unsigned(lane * E + q);
           if (d[q].x == kItemInclusive) my_inclusive = unsigned(lane * E + q);
         }
-        first_pending = __reduce_min_sync(kFullWarp, my_pending);
+        // No pending entry at all (a full window of aggregates) means all
+        // 32·E entries are usable. Before this cap, first_pending stayed kNone
+        // there, `count` became 2^32 − 1, `remaining` went negative and the
+        // next round spun forever on an all-pending window: the hang of the
+        // v4 H200 run (rows with more than 32·E aggregates in flight before
+        // the nearest inclusive one, e.g. 16 rows × 2^20 steps).
+        first_pending = min(__reduce_min_sync(kFullWarp, my_pending), unsigned(32 * E));
         first_inclusive = __reduce_min_sync(kFullWarp, my_inclusive);
         if (first_pending > 0 || first_inclusive == 0) break;
         __nanosleep(64);
