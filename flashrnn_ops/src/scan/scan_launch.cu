@@ -42,8 +42,7 @@ bool scan_bdt_warp_plan(const ScanShape& shape, BdtPlan& plan) {
   // on the H200 (run of v4, NOTES.md), so by default such shapes go to the
   // tile kernels (their chunked look-back passes); the warp look-back runs
   // only when asked for (FLASHRNN_SCAN_VARIANT=mode=lookback), as an experiment.
-  if (plan.mode == BdtMode::kLookback && variant.bdt.mode != BdtMode::kLookback) return false;
-  return true;
+  return bdt_plan_on_warp_kernels(plan, variant.bdt);
 }
 
 size_t scan_workspace_bytes(const ScanShape& shape) {
