@@ -62,7 +62,7 @@ list_tests() {
 # run_tests VARIANT FILTER_REGEX (VARIANT "" = default): the CPU suites in one process, each CUDA test in
 # its own process, every process under TEST_TIMEOUT. Logs in $OUT/tests_<v>/.
 run_tests() {
-  local v="$1" dir="$OUT/tests_$(slug "${1:-default}")" pass=0 fail=0 hung=0 names cpu t rc
+  local v="$1" dir="$OUT/tests_$(slug "${1:-default}")" pass=0 fail=0 hung=0 skipped=0 names cpu t rc
   mkdir -p "$dir"
   names=$(list_tests | grep -E "$2")
   cpu=$(echo "$names" | grep -v '^ScanCuda\.' | paste -sd:)
@@ -79,7 +79,10 @@ run_tests() {
     rc=$?
     local ms
     ms=$(grep -oE "^\[       OK \] .*\(([0-9]+) ms\)" "$dir/$t.log" | grep -oE "[0-9]+ ms" | tail -1)
-    if [ $rc -eq 0 ]; then
+    if [ $rc -eq 0 ] && grep -q '^\[  SKIPPED \]' "$dir/$t.log"; then
+      skipped=$((skipped + 1))
+      echo "  $t: SKIPPED"
+    elif [ $rc -eq 0 ]; then
       pass=$((pass + 1))
       echo "  $t: ok ($ms)"
     elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
@@ -91,7 +94,7 @@ run_tests() {
       grep -E "Failure|Expected|trace:|test_scan_cuda.cpp:64" "$dir/$t.log" | head -6
     fi
   done
-  echo "[$(elapsed)s] tests $v: CUDA tests $pass passed, $fail failed, $hung timed out"
+  echo "[$(elapsed)s] tests ${v:-default}: CUDA tests $pass passed, $fail failed, $hung timed out, $skipped skipped"
 }
 
 sanitize() {  # tool
@@ -132,7 +135,12 @@ bench default "" 150
 bench v3-tile "bdt=tile" 90 --no-vanilla --case bdt
 for v in ${SCAN_EXTRA_VARIANTS:-}; do bench "$(slug "$v")" "$v" 90 --no-vanilla --case bdt; done
 
-step "done in $(elapsed)s; default's JSON: $(ls "$OUT"/bench_default/scan_*.json 2>/dev/null)"
+# The JSONs at the top of $OUT too, named like experiments/results/scan_<device>.json.
+for f in "$OUT"/bench_default/scan_*.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
+for f in "$OUT"/bench_v3-tile/scan_*.json; do
+  [ -f "$f" ] && cp "$f" "$OUT/$(basename "$f" .json)_v3_tile.json"
+done
+step "done in $(elapsed)s; JSON: $(cd "$OUT" && ls scan_*.json 2>/dev/null | tr '\n' ' ')"
 sed -n '/^summary/,$p' "$OUT/bench_default/bench.log" 2>/dev/null | cut -c1-220
 echo
 "$PY" experiments/scan/summarize.py "${jsons[@]}"
