@@ -95,11 +95,16 @@ cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
 }
 
 // The kernels of one direction and scan order, by depth and item length; the
-// scalar path (no 16-byte accesses) in one size only.
+// scalar path (no 16-byte accesses) at depth 2 only.
 template <class T, bool kDesc, class Args>
 cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) {
-  if (!vectors) return launch_forward_sized<T, kDesc, false, 2, 2>(args, stream);
   const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
+  // The item length must be the plan's (it sized the workspace and cuts the
+  // rows): before, the scalar path always ran items of 2 iterations, so under
+  // items = 4 half of every item was never written (the NaNs of the v4 run).
+  if (!vectors)
+    return long_items ? launch_forward_sized<T, kDesc, false, 2, 4>(args, stream)
+                      : launch_forward_sized<T, kDesc, false, 2, 2>(args, stream);
   if (deep)
     return long_items ? launch_forward_sized<T, kDesc, true, 4, 4>(args, stream)
                       : launch_forward_sized<T, kDesc, true, 4, 2>(args, stream);
@@ -109,8 +114,13 @@ cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) 
 
 template <class T, bool kDesc, class Args>
 cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream) {
-  if (!vectors) return launch_backward_sized<T, kDesc, false, 2, 2>(args, stream);
   const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
+  // The item length must be the plan's (it sized the workspace and cuts the
+  // rows): before, the scalar path always ran items of 2 iterations, so under
+  // items = 4 half of every item was never written (the NaNs of the v4 run).
+  if (!vectors)
+    return long_items ? launch_backward_sized<T, kDesc, false, 2, 4>(args, stream)
+                      : launch_backward_sized<T, kDesc, false, 2, 2>(args, stream);
   if (deep)
     return long_items ? launch_backward_sized<T, kDesc, true, 4, 4>(args, stream)
                       : launch_backward_sized<T, kDesc, true, 4, 2>(args, stream);

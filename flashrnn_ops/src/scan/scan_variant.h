@@ -5,7 +5,10 @@
 // The environment variable FLASHRNN_SCAN_VARIANT, read once, takes a comma-separated
 // list of key=value (any subset, in any order):
 //   bdt=warp|tile            [B, D, T]: the warp kernels (scan_bdt_*) or the tile kernels
-//   mode=auto|march|lookback the warp kernels' way to spread rows (scan_bdt_plan.h)
+//   mode=auto|march|lookback the warp kernels' way to spread rows (scan_bdt_plan.h);
+//                            auto (the default): march when the plan picks it, else
+//                            the tile kernels; lookback (forced) is experimental —
+//                            it hung and gave NaN on the H200 (experiments/scan/NOTES.md)
 //   depth=2|4                march: iterations in flight
 //   items=2|4                lookback: iterations per item
 // e.g. FLASHRNN_SCAN_VARIANT="mode=lookback,items=2".

@@ -34,9 +34,14 @@ struct WarpLookback {
   uint4* descriptors = nullptr;  // [items] {status, a, b, state}
 };
 
+// Relaxed, gpu-scope accesses (not weak ones): the look-back re-reads a
+// descriptor in a spin loop with no fence in it, and a weak load there may be
+// hoisted out of the loop by ptxas (CUB puts a __threadfence_block() in its
+// spin loop for the same reason) — a suspected cause of the look-back hang in
+// the v4 H200 run. Status and values still travel in one 16-byte access.
 __device__ __forceinline__ uint4 load_descriptor(const uint4* p) {
   uint4 v;
-  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p)
                : "memory");
@@ -45,7 +50,7 @@ __device__ __forceinline__ uint4 load_descriptor(const uint4* p) {
 
 __device__ __forceinline__ void store_descriptor(uint4* p, uint32_t status, Affine map,
                                                  float state) {
-  asm volatile("st.global.cg.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(status),
+  asm volatile("st.relaxed.gpu.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(status),
                "r"(__float_as_uint(map.a)), "r"(__float_as_uint(map.b)),
                "r"(__float_as_uint(state))
                : "memory");
@@ -90,7 +95,13 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t i
           if (d[q].x == kItemPending) my_pending = unsigned(lane * E + q);
           if (d[q].x == kItemInclusive) my_inclusive = unsigned(lane * E + q);
         }
-        first_pending = __reduce_min_sync(kFullWarp, my_pending);
+        // No pending entry at all (a full window of aggregates) means all
+        // 32·E entries are usable. Before this cap, first_pending stayed kNone
+        // there, `count` became 2^32 − 1, `remaining` went negative and the
+        // next round spun forever on an all-pending window: the hang of the
+        // v4 H200 run (rows with more than 32·E aggregates in flight before
+        // the nearest inclusive one, e.g. 16 rows × 2^20 steps).
+        first_pending = min(__reduce_min_sync(kFullWarp, my_pending), unsigned(32 * E));
         first_inclusive = __reduce_min_sync(kFullWarp, my_inclusive);
         if (first_pending > 0 || first_inclusive == 0) break;
         __nanosleep(64);
