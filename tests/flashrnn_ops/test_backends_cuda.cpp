@@ -143,6 +143,32 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
       }
 }
 
+// Without autograd recording the call (no_grad, or no input requiring a
+// gradient) the tensor-core kernels write only the output: the same output.
+TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  torch::manual_seed(64);
+  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
+    for (bool with_reset : {false, true}) {
+      OpInputs in = random_inputs(cell, 21, 40, 3, 32, torch::kBFloat16, true, torch::kCUDA);
+      if (with_reset) in.options.reset_mask = torch::rand({21, 40}, torch::kCUDA) < 0.1;
+      in.options.backend = Backend::kFused;
+      for (torch::Tensor* t : {&in.wx, &in.r, &in.b, &in.initial}) *t = t->to(torch::kBFloat16);
+      const Result plain = in.run();  // nothing requires a gradient
+      for (torch::Tensor* t : {&in.wx, &in.r, &in.b, &in.initial}) t->requires_grad_(true);
+      const Result recorded = in.run();
+      Result no_grad;
+      {
+        torch::NoGradGuard guard;
+        no_grad = in.run();
+      }
+      EXPECT_TRUE(recorded.states_all.requires_grad());
+      EXPECT_TRUE(plain.states_all.equal(recorded.states_all.detach())) << to_string(cell);
+      EXPECT_TRUE(no_grad.states_all.equal(recorded.states_all.detach())) << to_string(cell);
+      EXPECT_TRUE(no_grad.last_states.equal(recorded.last_states.detach())) << to_string(cell);
+    }
+}
+
 TEST_P(BackendsCudaTest, RunsUnderCudaGraphCapture) {
   torch::manual_seed(61);
   OpInputs in = random_inputs(Cell::kLstm, 5, 33, 3, 32, torch::kBFloat16, true, torch::kCUDA);

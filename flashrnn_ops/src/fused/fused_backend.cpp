@@ -79,24 +79,35 @@ template <class S>
 ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::cuda::CUDAGuard guard(in.wx.device());
   const at::ScalarType st = in.wx.scalar_type();
-  Saved saved = allocate_forward(problem, in, at::kFloat, st);
+  const int64_t max_smem = max_shared_memory(in.wx.device());
+  const bool tc = tc_takes(problem.cell, st, in.wx.size(1), in.wx.size(4), max_smem);
+  // The tensor-core kernels keep the state on chip: without a backward to
+  // come they write only the user's output.
+  const bool inference = tc && !problem.keep_for_backward;
+  Saved saved = allocate_forward(problem, in, at::kFloat, st, /*per_step_buffers=*/!inference);
   const at::Tensor wx = rows_aligned(rows_contiguous(in.wx));
   const at::Tensor bias = in.b.to(st).contiguous();
   at::Tensor states_all = at::empty(
       {saved.states.size(2), in.wx.size(0), in.wx.size(1), in.wx.size(3), in.wx.size(4)},
       in.wx.options());
-  const auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
+  auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
+  if (inference) {
+    p.states.ptr = nullptr;
+    p.cache.ptr = nullptr;
+    p.h_gemm.ptr = nullptr;
+  }
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const bool tc = dispatch_tc<S>(problem.cell, in.wx.size(1), in.wx.size(4), max_shared_memory(in.wx.device()),
-                                 [&](auto c, auto d) {
-    check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
-          "tensor-core forward kernel");
-  });
-  if (!tc)
+  if (tc) {
+    dispatch_tc<S>(problem.cell, in.wx.size(1), in.wx.size(4), max_smem, [&](auto c, auto d) {
+      check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
+            "tensor-core forward kernel");
+    });
+  } else {
     cells::dispatch_cell(problem.cell, [&](auto c) {
       check(launch_forward<decltype(c), S>(p, r_heads, stream), "forward kernel");
     });
+  }
   return {states_all, saved};
 }
 
