@@ -65,6 +65,8 @@ void check_case(const DeviceProps& device, DType dtype) {
   const bool fits = Fw::smem_bytes() <= device.smem_per_block_optin &&
                     Bw::smem_bytes() <= device.smem_per_block_optin;
   ASSERT_EQ(bool(s.config), fits) << s.reason;
+  // The tiling is fixed at compile time: the model has exactly one solution where it fits.
+  EXPECT_EQ(solve_all(TcTilingModel(device, shape).problem()).solutions.size(), fits ? 1u : 0u);
   // Where the device is too small, the numbers come from the lifted model.
   const TcConfig& c = fits ? *s.config : *s.needs;
   if (!fits) {
