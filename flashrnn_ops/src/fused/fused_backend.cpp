@@ -80,6 +80,8 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
         taken = true;
       });
     });
+    TORCH_INTERNAL_ASSERT(taken, "flashrnn: the tuner runs the tensor-core kernels for head dim ", d,
+                          ", which has no compiled instance");
     return taken;
   }
 }
