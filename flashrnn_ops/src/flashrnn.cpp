@@ -157,7 +157,7 @@ Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
         if (in.wx.scalar_type() != at::kFloat)
           TORCH_WARN_ONCE("flashrnn: backend=auto runs the alternating backend: the fused "
                           "tensor-core kernels do not take head dimension ", in.wx.size(4),
-                          " (compiled: 16, 32, 64, 128 in bfloat16/float16)");
+                          ": ", fused::tensor_core_reason(cell, in));
         return Backend::kAlternating;
       }
       if (in.wx.is_cuda()) {

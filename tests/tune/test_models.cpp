@@ -9,6 +9,7 @@
 #include "flashrnn/tune/fused_model.h"
 #include "flashrnn/tune/problem_parser.h"
 #include "flashrnn/tune/solver.h"
+#include "flashrnn/tune/tc_model.h"
 
 namespace flashrnn::tune {
 namespace {
@@ -36,6 +37,14 @@ TEST(Models, TheBuiltInTilingModelIsTheFileOnDisk) {
   text << in.rdbuf();
   EXPECT_EQ(text.str(), std::string(fused_tiling_model_text()))
       << "rebuild: the library embeds models/fused_tiling.txt at configure time";
+}
+
+TEST(Models, TheBuiltInTcModelIsTheFileOnDisk) {
+  std::ifstream in(kModels + "/tc_tiling.txt", std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::string(tc_tiling_model_text()))
+      << "rebuild: the library embeds models/tc_tiling.txt at configure time";
 }
 
 TEST(Models, MmaTileBestIsTheHandDerivedOne) {

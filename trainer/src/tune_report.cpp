@@ -8,6 +8,7 @@
 #include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/fused_explain.h"
 #include "flashrnn/tune/fused_select.h"
+#include "flashrnn/tune/tc_explain.h"
 #include "flashtrain/trainer/command_line.h"
 
 namespace flashtrain::trainer {
@@ -62,8 +63,9 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
   }
   if (c.model.backend != "fused" && c.model.backend != "auto")
     out << "note: model.backend = " << c.model.backend << "; the fused kernel runs only with fused or auto\n";
-  out << "note: the fused kernels of this build (first version) launch their own fixed layout; this is the "
-         "tuner's plan for the tensor-core version (flashrnn_ops/README.md)\n";
+  out << "note: the fused backend runs its tensor-core kernels exactly where the tuner's model of them "
+         "(tc_tiling.txt) fits the device; the layout search after it (fused_tiling.txt) plans a "
+         "cluster / cooperative kernel that is not built yet\n";
   for (const std::string& kind : kinds) {
     tune::FusedShape shape;
     shape.cell = tune::parse_cell(kind);
@@ -73,7 +75,9 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
     shape.dtype = c.training.mixed_precision == "bf16" ? tune::DType::kBf16 : tune::DType::kFp32;
     out << "\n== " << kind << " blocks (layers " << layer_list(layers[kind]) << " of " << c.model.n_layers
         << "): " << tune::describe(shape) << "\n";
+    out << tune::explain_tc_choice(device, shape);
     const tune::FusedRanking ranking = tune::rank_fused_configs(device, shape);
+    out << "plan for a kernel not built yet: ";
     out << tune::explain_fused_choice(device, shape, ranking);
   }
   return out.str();

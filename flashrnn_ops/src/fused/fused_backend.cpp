@@ -11,6 +11,7 @@
 #include "cells/registry.h"
 #include "cuda_storage.h"
 #include "fused/fused_launch.h"
+#include "fused/tc_selection.h"
 #include "fused/tc_tiling.h"
 #include "step_params.h"
 
@@ -21,6 +22,19 @@ void check(cudaError_t status, const char* what) { check_launch(status, "fused",
 
 int64_t max_shared_memory(const at::Device& device) {
   return int64_t(at::cuda::getDeviceProperties(device.index())->sharedMemPerBlockOptin);
+}
+
+TcStorage tc_storage(at::ScalarType type) {
+  return type == at::kBFloat16 ? TcStorage::kBf16 : type == at::kHalf ? TcStorage::kFp16
+                                                                       : TcStorage::kFp32;
+}
+
+// The tuner's decision for the case on the tensors' device (computed once per
+// device, cell, storage type and head dim).
+const tune::TcSelection& selection(Cell cell, const at::Device& device, at::ScalarType type,
+                                   int64_t d) {
+  const int index = device.has_index() ? device.index() : at::cuda::current_device();
+  return tc_selection(index, cell, tc_storage(type), d);
 }
 
 // Calls fn(integral_constant<int, D>) when d is one of kTcHeadDims.
@@ -36,34 +50,46 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
 }
 
 // Calls fn(CellType{}, integral_constant<int, D>{}) and returns true when the
-// tensor-core kernels take the case: bf16/fp16 storage, a compiled head dim,
-// shared memory the device has, and T < 2^31 (they count steps in 32 bits).
+// tensor-core kernels take the case: the tuner's model of their tiling finds
+// that it fits the device (tc_tiling.txt: bf16/fp16, a compiled head dim,
+// threads, registers, shared memory), and T < 2^31 (they count steps in 32
+// bits). They launch with their compile-time tiling; tests/tune/test_tc_tiling
+// checks the model's numbers against it, and so does the assertion here.
 template <class S, class Fn>
-bool dispatch_tc(Cell cell, int64_t steps, int64_t d, int64_t max_smem, Fn&& fn) {
+bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, Fn&& fn) {
   if constexpr (std::is_same_v<S, float>) {
     return false;
   } else {
     if (steps >= (int64_t(1) << 31)) return false;
+    const at::ScalarType type = std::is_same_v<S, __half> ? at::kHalf : at::kBFloat16;
+    const tune::TcSelection& s = selection(cell, device, type, d);
+    if (!s.config) return false;
     bool taken = false;
     cells::dispatch_cell(cell, [&](auto c) {
       using C = decltype(c);
       dispatch_tc_head_dim(d, [&](auto head_dim) {
         constexpr int D = decltype(head_dim)::value;
-        if (TcForward<C, S, D>::smem_bytes() > max_smem ||
-            TcBackward<C, S, D>::smem_bytes() > max_smem)
-          return;
+        using Fw = TcForward<C, S, D>;
+        using Bw = TcBackward<C, S, D>;
+        TORCH_INTERNAL_ASSERT(s.config->threads == Fw::Tiling::kThreads &&
+                                  s.config->forward_smem_bytes == Fw::smem_bytes() &&
+                                  s.config->backward_smem_bytes == Bw::smem_bytes(),
+                              "flashrnn: the tuner's tensor-core tiling disagrees with the kernels' (",
+                              tune::describe(*s.config), ")");
         fn(c, head_dim);
         taken = true;
       });
     });
+    TORCH_INTERNAL_ASSERT(taken, "flashrnn: the tuner runs the tensor-core kernels for head dim ", d,
+                          ", which has no compiled instance");
     return taken;
   }
 }
 
-bool tc_takes(Cell cell, at::ScalarType type, int64_t steps, int64_t d, int64_t max_smem) {
+bool tc_takes(Cell cell, const at::Device& device, at::ScalarType type, int64_t steps, int64_t d) {
   if (type != at::kBFloat16 && type != at::kHalf) return false;
   return dispatch_storage(type, [&](auto s) {
-    return dispatch_tc<decltype(s)>(cell, steps, d, max_smem, [](auto, auto) {});
+    return dispatch_tc<decltype(s)>(cell, device, steps, d, [](auto, auto) {});
   });
 }
 
@@ -79,8 +105,7 @@ template <class S>
 ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::cuda::CUDAGuard guard(in.wx.device());
   const at::ScalarType st = in.wx.scalar_type();
-  const int64_t max_smem = max_shared_memory(in.wx.device());
-  const bool tc = tc_takes(problem.cell, st, in.wx.size(1), in.wx.size(4), max_smem);
+  const bool tc = tc_takes(problem.cell, in.wx.device(), st, in.wx.size(1), in.wx.size(4));
   // The tensor-core kernels keep the state on chip: without a backward to
   // come they write only the user's output.
   const bool inference = tc && !problem.keep_for_backward;
@@ -99,7 +124,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (tc) {
-    dispatch_tc<S>(problem.cell, in.wx.size(1), in.wx.size(4), max_smem, [&](auto c, auto d) {
+    dispatch_tc<S>(problem.cell, in.wx.device(), in.wx.size(1), in.wx.size(4), [&](auto c, auto d) {
       check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
             "tensor-core forward kernel");
     });
@@ -119,8 +144,8 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
   const auto p = backward_params<float, S>(problem, saved, b);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const bool tc = dispatch_tc<S>(problem.cell, saved.states.size(0), saved.states.size(4),
-                                 max_shared_memory(saved.states.device()), [&](auto c, auto d) {
+  const bool tc = dispatch_tc<S>(problem.cell, saved.states.device(), saved.states.size(0),
+                                 saved.states.size(4), [&](auto c, auto d) {
     check(tc_launch_backward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
           "tensor-core backward kernel");
   });
@@ -135,8 +160,18 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
 }  // namespace
 
 bool uses_tensor_cores(Cell cell, const Inputs& in) {
-  return in.wx.is_cuda() && tc_takes(cell, in.wx.scalar_type(), in.wx.size(1), in.wx.size(4),
-                                     max_shared_memory(in.wx.device()));
+  return in.wx.is_cuda() &&
+         tc_takes(cell, in.wx.device(), in.wx.scalar_type(), in.wx.size(1), in.wx.size(4));
+}
+
+std::string tensor_core_reason(Cell cell, const Inputs& in) {
+  if (!in.wx.is_cuda()) return "the tensor-core kernels run on CUDA tensors only";
+  const at::ScalarType t = in.wx.scalar_type();
+  if (!is_cuda_storage_type(t))
+    return "the tensor-core kernels take bfloat16 and float16, not " + std::string(c10::toString(t));
+  if (in.wx.size(1) >= (int64_t(1) << 31)) return "the tensor-core kernels take T < 2^31 steps";
+  const tune::TcSelection& s = selection(cell, in.wx.device(), t, in.wx.size(4));
+  return s.config ? "" : s.reason;
 }
 
 std::string unsupported_reason(Cell cell, const Inputs& in) {
@@ -151,7 +186,8 @@ std::string unsupported_reason(Cell cell, const Inputs& in) {
   const std::string why = unsupported_head_dim(l.gates, l.states, d, at::elementSize(t),
                                                max_shared_memory(in.wx.device()));
   return why.empty() ? "" : "the fused backend cannot run head dimension " + std::to_string(d) +
-                                " in " + std::string(c10::toString(t)) + ": " + why;
+                                " in " + std::string(c10::toString(t)) + ": " + why +
+                                "; the tensor-core kernels: " + tensor_core_reason(cell, in);
 }
 
 ForwardResult forward(const Problem& problem, const Inputs& in) {

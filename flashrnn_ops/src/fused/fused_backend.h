@@ -15,8 +15,13 @@ namespace flashrnn::fused {
 // Empty when the backend runs the case, else why not.
 std::string unsupported_reason(Cell cell, const Inputs& in);
 
-// Whether the case runs on the tensor-core kernels.
+// Whether the case runs on the tensor-core kernels: the tuner's selection for
+// the device (fused/tc_selection.h).
 bool uses_tensor_cores(Cell cell, const Inputs& in);
+
+// Why the tensor-core kernels do not run the case (the tuner's binding
+// constraint, in words); empty when they do.
+std::string tensor_core_reason(Cell cell, const Inputs& in);
 
 ForwardResult forward(const Problem& problem, const Inputs& in);
 

@@ -3,10 +3,12 @@
 //   flashtune PROBLEM.txt [name=value ...] [--limit N]
 //   flashtune --fused cell=lstm heads=12 head_dim=64 batch=16 device=h100 [dtype=bf16]
 //             [--model FILE]
+//   flashtune --tc cell=lstm heads=12 head_dim=64 batch=16 device=h200 [dtype=bf16]
 //   flashtune --device h100|a100|h200|l4|cuda[:N]
 //
-// Exit status: 0 solved (or a configuration chosen), 1 no solution (the op would
-// fall back to the alternating backend), 2 bad usage or input.
+// Exit status: 0 solved (or a configuration chosen, or the tensor-core kernels
+// run), 1 no solution (the op would fall back to the alternating backend), 2 bad
+// usage or input.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -21,6 +23,8 @@
 #include "flashrnn/tune/fused_select.h"
 #include "flashrnn/tune/problem_parser.h"
 #include "flashrnn/tune/solver.h"
+#include "flashrnn/tune/tc_explain.h"
+#include "flashrnn/tune/tc_select.h"
 
 namespace flashrnn::tune {
 namespace {
@@ -35,6 +39,9 @@ constexpr const char* kUsage =
     "      choose the fused kernel's configuration and say why. cell: lstm slstm gru elman;\n"
     "      dtype: bf16 fp16 fp32; device: a100 h100 h200 l4 (published properties) or\n"
     "      cuda, cuda:N (a live device). --model: an edited copy of the tiling model.\n"
+    "  flashtune --tc cell=lstm heads=12 head_dim=64 batch=16 device=h200 [dtype=bf16]\n"
+    "      whether the tensor-core fused kernels (the ones the fused backend runs) take the\n"
+    "      case: their tiling and resources, or every limit it breaks.\n"
     "  flashtune --device NAME\n"
     "      print a device's properties.\n";
 
@@ -119,6 +126,37 @@ int solve_file(const std::string& path, const std::vector<std::string>& args) {
   return result.satisfiable() ? 0 : 1;
 }
 
+struct ShapeOnDevice {
+  FusedShape shape;
+  DeviceProps device;
+};
+
+// cell=, heads=, head_dim=, batch=, dtype=, device= (`mode` names the option in errors).
+ShapeOnDevice parse_shape(const std::vector<std::string>& pairs, const std::string& mode) {
+  std::map<std::string, std::string> kv = key_values(pairs);
+  auto take = [&](const std::string& key, const char* fallback) {
+    auto it = kv.find(key);
+    if (it == kv.end()) {
+      if (!fallback) throw UsageError(mode + " needs " + key + "=...");
+      return std::string(fallback);
+    }
+    std::string value = it->second;
+    kv.erase(it);
+    return value;
+  };
+  FusedShape shape;
+  shape.cell = parse_cell(take("cell", "lstm"));
+  shape.heads = int(parse_integer(take("heads", mode == "--tc" ? "1" : nullptr), "heads"));
+  shape.head_dim = int(parse_integer(take("head_dim", nullptr), "head_dim"));
+  shape.batch = int(parse_integer(take("batch", mode == "--tc" ? "16" : nullptr), "batch"));
+  shape.dtype = parse_dtype(take("dtype", "bf16"));
+  const DeviceProps device = device_by_name(take("device", nullptr));
+  if (!kv.empty())
+    throw UsageError("unknown setting '" + kv.begin()->first + "'; " + mode +
+                     " takes cell, heads, head_dim, batch, dtype, device");
+  return {shape, device};
+}
+
 int explain_fused(const std::vector<std::string>& args) {
   std::vector<std::string> pairs;
   std::string model_path;
@@ -130,31 +168,19 @@ int explain_fused(const std::vector<std::string>& args) {
       pairs.push_back(args[i]);
     }
   }
-  std::map<std::string, std::string> kv = key_values(pairs);
-  auto take = [&](const std::string& key, const char* fallback) {
-    auto it = kv.find(key);
-    if (it == kv.end()) {
-      if (!fallback) throw UsageError("--fused needs " + key + "=...");
-      return std::string(fallback);
-    }
-    std::string value = it->second;
-    kv.erase(it);
-    return value;
-  };
-  FusedShape shape;
-  shape.cell = parse_cell(take("cell", "lstm"));
-  shape.heads = int(parse_integer(take("heads", nullptr), "heads"));
-  shape.head_dim = int(parse_integer(take("head_dim", nullptr), "head_dim"));
-  shape.batch = int(parse_integer(take("batch", nullptr), "batch"));
-  shape.dtype = parse_dtype(take("dtype", "bf16"));
-  const DeviceProps device = device_by_name(take("device", nullptr));
-  if (!kv.empty())
-    throw UsageError("unknown setting '" + kv.begin()->first +
-                     "'; --fused takes cell, heads, head_dim, batch, dtype, device");
+  const auto [shape, device] = parse_shape(pairs, "--fused");
   const std::string model = model_path.empty() ? std::string() : read_file(model_path);
   const FusedRanking ranking = rank_fused_configs(device, shape, model);
   std::cout << explain_fused_choice(device, shape, ranking, model);
   return ranking.configs.empty() ? 1 : 0;
+}
+
+// The tensor-core kernels the fused backend runs: the tiling they were compiled
+// with, checked against the device (models/tc_tiling.txt).
+int explain_tc(const std::vector<std::string>& args) {
+  const auto [shape, device] = parse_shape(args, "--tc");
+  std::cout << explain_tc_choice(device, shape);
+  return select_tc_config(device, shape).config ? 0 : 1;
 }
 
 int run(const std::vector<std::string>& args) {
@@ -163,6 +189,7 @@ int run(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--fused") return explain_fused({args.begin() + 1, args.end()});
+  if (args[0] == "--tc") return explain_tc({args.begin() + 1, args.end()});
   if (args[0] == "--device") {
     if (args.size() != 2) throw UsageError("--device takes one name");
     std::cout << describe(device_by_name(args[1]));

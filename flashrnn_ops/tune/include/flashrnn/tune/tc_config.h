@@ -1,0 +1,43 @@
+// What the tuner knows about one case of the tensor-core fused kernels
+// (flashrnn_ops/src/fused/tc_tiling.h): their compile-time tiling, the
+// registers and shared memory it takes, and the grid. The fields are the
+// variables of models/tc_tiling.txt, which says how they relate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace flashrnn::tune {
+
+struct TcConfig {
+  // Block: a CTA runs one head for `rows` batch rows through all steps.
+  int rows = 16;               // kTcRows, the MMA's M
+  int d_groups_per_warp = 1;   // groups of 8 head dims per warp: 1 for even gate counts, 2 for odd
+  int warps = 0;               // head_dim / (8 · d_groups_per_warp)
+  int threads = 0;             // 32 · warps
+
+  // Grid: a CTA per (head, 16 batch rows).
+  int batch_tiles = 0;         // ceil(batch / rows)
+  int64_t ctas = 0;            // heads · batch_tiles
+
+  // Registers per thread. R's share is exact; the rest is an estimate.
+  int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads): R as MMA B fragments
+  int working_registers = 0;       // the fewest a step needs besides R (accumulators, A fragment, addresses)
+  int estimated_registers = 0;     // R + what ptxas allocates besides R for this cell (measured at D <= 64)
+  int register_cap = 0;            // what __launch_bounds__(threads) leaves: min(per thread, per block / threads)
+
+  // Shared memory per CTA, bytes: exactly TcForward / TcBackward::smem_bytes().
+  int64_t forward_smem_bytes = 0;
+  int64_t backward_smem_bytes = 0;
+  int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead
+  int backward_stages = 0;         // kPrefetch + 1
+  int64_t backward_stage_bytes = 0;
+
+  // The compiler is expected to spill registers other than R's to local memory.
+  bool may_spill() const { return estimated_registers > register_cap; }
+};
+
+// One line: "256 threads (8 warps x 1 group of 8 head dims), 12 CTAs, R 32 registers/thread, ...".
+std::string describe(const TcConfig& config);
+
+}  // namespace flashrnn::tune

@@ -1,0 +1,48 @@
+// The tensor-core kernels' tiling model (models/tc_tiling.txt, built into the
+// library) with its parameters set for one device and shape.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "flashrnn/tune/device_props.h"
+#include "flashrnn/tune/fused_shape.h"
+#include "flashrnn/tune/problem.h"
+#include "flashrnn/tune/solver.h"
+#include "flashrnn/tune/tc_config.h"
+
+namespace flashrnn::tune {
+
+// The text of models/tc_tiling.txt as it was when the library was built.
+std::string_view tc_tiling_model_text();
+
+// The fp32 values the forward saves per unit for the backward (cells/*.h kCache).
+int cell_cache(Cell cell);
+
+// What ptxas allocates besides R's fragments for this cell's kernels (the
+// larger of forward and backward, sm_90a, D = 16…64 where nothing spills,
+// rounded up to 8). An estimate for reports; no constraint uses it.
+int tc_measured_other_registers(Cell cell);
+
+class TcTilingModel {
+ public:
+  // Parses the model (the built-in one unless `text` is given) and sets its
+  // parameters. Throws ProblemError (ParseError for bad text) when the model
+  // lacks a parameter or variable the tuner uses.
+  TcTilingModel(const DeviceProps& device, const FusedShape& shape,
+                std::string_view text = tc_tiling_model_text());
+
+  const Problem& problem() const { return problem_; }
+  // Reads a solution of problem() into a configuration.
+  TcConfig config(const Assignment& solution) const;
+  // Lifts the device's limits and the list of compiled head dims, so that a
+  // solution says what the case would need (for explanations).
+  void lift_limits();
+
+ private:
+  Problem problem_;
+  int regs_per_thread_ = 0, regs_per_block_ = 0;
+  std::vector<int> index_;  // per field read by config(), see tc_model.cpp
+};
+
+}  // namespace flashrnn::tune

@@ -1,0 +1,54 @@
+#include "flashrnn/tune/tc_explain.h"
+
+#include <sstream>
+
+#include "flashrnn/tune/tc_select.h"
+
+namespace flashrnn::tune {
+
+std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape) {
+  const TcSelection s = select_tc_config(device, shape);
+  const int g = cell_gates(shape.cell), e = dtype_bytes(shape.dtype);
+  std::ostringstream out;
+  out << "tensor-core kernels, " << describe(shape) << " on " << device.name << ": ";
+  if (!s.config) {
+    out << "do not run\n  binding constraint " << s.binding << ": " << s.reason << "\n";
+    for (size_t i = 1; i < s.broken.size(); ++i) out << "  also: " << s.broken[i] << "\n";
+    if (s.needs)
+      out << "  the case would need " << s.needs->threads << " threads, R "
+          << s.needs->r_registers_per_thread << " registers/thread, shared memory forward "
+          << s.needs->forward_smem_bytes << " B, backward " << s.needs->backward_smem_bytes
+          << " B\n";
+    out << "-> backend=auto runs the alternating backend (backend=fused: the FMA kernels, where "
+           "they fit)\n";
+    return out.str();
+  }
+  const TcConfig& c = *s.config;
+  out << "run\n"
+      << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps; a warp owns "
+      << c.d_groups_per_warp << (c.d_groups_per_warp == 1 ? " group" : " groups")
+      << " of 8 head dims of every gate (" << g << (g % 2 == 0 ? " gates, even" : " gates, odd")
+      << "), warps = " << shape.head_dim << " / " << 8 * c.d_groups_per_warp << "\n"
+      << "  grid     " << c.ctas << " CTAs = " << shape.heads << " heads x " << c.batch_tiles
+      << " tile(s) of " << c.rows << " batch rows\n"
+      << "  registers/thread  R " << c.r_registers_per_thread << " = " << g << "·"
+      << shape.head_dim << "·" << shape.head_dim << "·" << e << " B / (4 B x " << c.threads
+      << " threads), + at least " << c.working_registers << " working = "
+      << c.r_registers_per_thread + c.working_registers << " of cap " << c.register_cap
+      << " (min(" << device.regs_per_thread << ", " << device.regs_per_block << " / "
+      << c.threads << "))\n"
+      << "                    ~" << c.estimated_registers
+      << " estimated (R + the most ptxas allocates besides R for " << to_string(shape.cell)
+      << " at D <= 64)"
+      << (c.may_spill() ? ": expect spills to local memory (R stays in registers)"
+                        : ": no spills expected")
+      << "\n"
+      << "  shared memory     forward " << c.forward_smem_bytes << " B, backward "
+      << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
+      << c.backward_stages << " stages of " << c.backward_stage_bytes
+      << " B + two delta tiles) of " << device.smem_per_block_optin << " B per block\n"
+      << "-> the fused backend runs the tensor-core kernels (backend=auto picks them)\n";
+  return out.str();
+}
+
+}  // namespace flashrnn::tune

@@ -1,0 +1,105 @@
+#include "flashrnn/tune/tc_model.h"
+
+#include <algorithm>
+
+#include "flashrnn/tune/problem_parser.h"
+
+namespace flashrnn::tune {
+namespace {
+
+// The variables config() reads, in the order of index_.
+enum Field {
+  kRows, kDGroups, kWarps, kThreads, kBatchTiles, kCtas, kRRegs, kWorkingRegs, kEstRegs,
+  kFwSmem, kBwSmem, kBwPrefetch, kBwStage, kFieldCount
+};
+constexpr const char* kFieldNames[kFieldCount] = {
+    "rows",     "d_groups", "warps",  "threads",     "batch_tiles", "ctas",    "r_regs",
+    "working_regs", "est_regs", "fw_smem", "bw_smem", "bw_prefetch", "bw_stage"};
+
+// Far above any device: what a case needs when nothing limits it.
+constexpr int64_t kUnlimited = int64_t(1) << 40;
+
+}  // namespace
+
+int cell_cache(Cell cell) {
+  switch (cell) {
+    case Cell::kLstm: return 4;
+    case Cell::kSlstm: return 5;
+    case Cell::kGru: return 4;
+    case Cell::kElman: return 1;
+  }
+  return 1;
+}
+
+int tc_measured_other_registers(Cell cell) {
+  // cuobjdump --dump-resource-usage of fused/instances/tc_bf16_d{16,32,64}.cu.o
+  // (sm_90a), registers minus R's G·D·d_groups/8, the larger kernel:
+  // LSTM backward 134, sLSTM backward 154, GRU backward 186, Elman backward 122.
+  switch (cell) {
+    case Cell::kLstm: return 136;
+    case Cell::kSlstm: return 160;
+    case Cell::kGru: return 192;
+    case Cell::kElman: return 128;
+  }
+  return 0;
+}
+
+TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
+                             std::string_view text)
+    : problem_(parse_problem(text, "tc_tiling.txt")),
+      regs_per_thread_(device.regs_per_thread),
+      regs_per_block_(device.regs_per_block) {
+  validate(device);
+  validate(shape);
+  const std::pair<const char*, int64_t> parameters[] = {
+      {"gates", cell_gates(shape.cell)},
+      {"states", cell_states(shape.cell)},
+      {"cache", cell_cache(shape.cell)},
+      {"heads", shape.heads},
+      {"head_dim", shape.head_dim},
+      {"batch", shape.batch},
+      {"elem_bytes", dtype_bytes(shape.dtype)},
+      {"regs_per_block", device.regs_per_block},
+      {"regs_per_thread", device.regs_per_thread},
+      {"smem_per_block", device.smem_per_block_optin},
+      {"max_threads", device.max_threads_per_block},
+      {"measured_other_regs", tc_measured_other_registers(shape.cell)},
+  };
+  for (const auto& [name, value] : parameters) problem_.set_parameter(name, value);
+  for (const char* name : kFieldNames) index_.push_back(problem_.index_of(name));
+  problem_.index_of("compiled_head_dim");
+}
+
+void TcTilingModel::lift_limits() {
+  for (const char* name : {"regs_per_block", "regs_per_thread", "smem_per_block", "max_threads"})
+    problem_.set_parameter(name, kUnlimited);
+  regs_per_thread_ = regs_per_block_ = int(std::min<int64_t>(kUnlimited, 1 << 30));
+  const int compiled = problem_.index_of("compiled_head_dim");
+  const int head_dim = problem_.index_of("head_dim");
+  problem_.set_domain(compiled, problem_.variables()[head_dim].domain);
+}
+
+TcConfig TcTilingModel::config(const Assignment& s) const {
+  auto get = [&](Field f) { return s.at(index_[f]); };
+  TcConfig c;
+  c.rows = int(get(kRows));
+  c.d_groups_per_warp = int(get(kDGroups));
+  c.warps = int(get(kWarps));
+  c.threads = int(get(kThreads));
+  c.batch_tiles = int(get(kBatchTiles));
+  c.ctas = get(kCtas);
+  c.r_registers_per_thread = int(get(kRRegs));
+  c.working_registers = int(get(kWorkingRegs));
+  c.estimated_registers = int(get(kEstRegs));
+  // __launch_bounds__(threads): the compiler keeps threads · registers within a
+  // block's registers, allocated in granules of 8 per thread.
+  c.register_cap = std::min(regs_per_thread_, regs_per_block_ / c.threads / 8 * 8);
+  c.forward_smem_bytes = get(kFwSmem);
+  c.backward_smem_bytes = get(kBwSmem);
+  c.backward_prefetch = int(get(kBwPrefetch));
+  c.backward_stages = c.backward_prefetch + 1;
+  c.backward_stage_bytes = get(kBwStage);
+  return c;
+}
+
+}  // namespace flashrnn::tune
