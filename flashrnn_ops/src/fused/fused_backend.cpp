@@ -106,21 +106,13 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::cuda::CUDAGuard guard(in.wx.device());
   const at::ScalarType st = in.wx.scalar_type();
   const bool tc = tc_takes(problem.cell, in.wx.device(), st, in.wx.size(1), in.wx.size(4));
-  // The tensor-core kernels keep the state on chip: without a backward to
-  // come they write only the user's output.
-  const bool inference = tc && !problem.keep_for_backward;
-  Saved saved = allocate_forward(problem, in, at::kFloat, st, /*per_step_buffers=*/!inference);
+  Saved saved = allocate_forward(problem, in, at::kFloat, st);
   const at::Tensor wx = rows_aligned(rows_contiguous(in.wx));
   const at::Tensor bias = in.b.to(st).contiguous();
   at::Tensor states_all = at::empty(
       {saved.states.size(2), in.wx.size(0), in.wx.size(1), in.wx.size(3), in.wx.size(4)},
       in.wx.options());
-  auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
-  if (inference) {
-    p.states.ptr = nullptr;
-    p.cache.ptr = nullptr;
-    p.h_gemm.ptr = nullptr;
-  }
+  const auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (tc) {

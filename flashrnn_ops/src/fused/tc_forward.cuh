@@ -179,18 +179,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
-            if (states_at[j][r] != nullptr)  // null: no backward to come
-              *reinterpret_cast<float2*>(element_at(states_at[j][r], p.states, t, s)) =
-                  make_float2(state[j][r][0][s], state[j][r][1][s]);
+            *reinterpret_cast<float2*>(element_at(states_at[j][r], p.states, t, s)) =
+                make_float2(state[j][r][0][s], state[j][r][1][s]);
             if (out_at[j][r] != nullptr)
               *reinterpret_cast<uint32_t*>(element_at(out_at[j][r], p.states_out, t, s)) =
                   mma::pack<S>(state[j][r][0][s], state[j][r][1][s]);
           }
-          if (cache_at[j][r] != nullptr)
 #pragma unroll
-            for (int c = 0; c < Cell::kCache; ++c)
-              *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) =
-                  make_float2(cache[0][c], cache[1][c]);
+          for (int c = 0; c < Cell::kCache; ++c)
+            *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) = make_float2(cache[0][c], cache[1][c]);
           if (more) {
             if (kResets && p.reset.at(b, t + 1))
 #pragma unroll
