@@ -149,7 +149,7 @@ Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
     }
     case Backend::kAuto:
       // The tensor-core fused kernels beat alternating wherever they run (H200,
-      // B=16, T=1024: 2-5x forward, 1.8-4.4x forward+backward, docs/kernels.md);
+      // B=16, T=1024: 2-14x forward, 1.8-12x forward+backward, docs/kernels.md);
       // the FMA fused kernels do not, so auto never picks those.
       if (fused::uses_tensor_cores(cell, in)) return Backend::kFused;
       if (alternating_unsupported.empty()) {
