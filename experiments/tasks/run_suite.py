@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The state-tracking suite of ../shared/TASKS.md (issue 10, section 3): every
+task × model × seed through `flashtrain`, each scored by the scaled accuracy of
+its last validation (train lengths 3..40, test 40..256, configs/tasks_parity.toml
+with overrides), collected into one JSON and a table (mean ± spread over seeds).
+
+    python3 experiments/tasks/run_suite.py --out DIR [--tasks parity,s5]
+        [--models lstm,slstm,transformer,linear_scan] [--seeds 0,1,2]
+        [--steps 1000] [--flashtrain build/trainer/flashtrain] [-- extra overrides...]
+
+Runs already finished in DIR (a metrics file with a validation record at the
+last step) are not run again, so an interrupted suite continues where it
+stopped; runs are named task-model-seed, so other settings need another DIR.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+TASKS = ["parity", "even_pairs", "cycle_navigation", "modular_arithmetic",
+         "modular_arithmetic_brackets", "majority", "majority_count", "s5", "z60"]
+MODELS = ["lstm", "slstm", "transformer", "linear_scan"]
+
+
+def last_validation(metrics_path):
+    """(step, scaled_accuracy) of the last validation record, or None."""
+    if not os.path.exists(metrics_path):
+        return None
+    found = None
+    with open(metrics_path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            record = json.loads(line)
+            if record.get("kind") == "val" and record.get("scaled_accuracy") is not None:
+                found = (record["step"], record["scaled_accuracy"])
+    return found
+
+
+def run_one(args, task, model, seed, extra):
+    folder = os.path.join(args.out, "runs", f"{task}-{model}-seed{seed}")
+    metrics = os.path.join(folder, "metrics.jsonl")
+    done = last_validation(metrics)
+    if done and done[0] >= args.steps:
+        return done[1], "cached"
+    command = [args.flashtrain, "--config", "configs/tasks_parity.toml",
+               f"--data.task={task}", f"--model.kind={model}", f"--training.seed={seed}",
+               f"--training.steps={args.steps}", f"--validation.every={args.steps}",
+               f"--job.dump_folder={folder}", "--checkpoint.interval=0"] + extra
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "log.txt"), "w") as log:
+        status = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
+    if status != 0:
+        return None, f"exit {status} (see {folder}/log.txt)"
+    done = last_validation(metrics)
+    return (done[1], "ran") if done else (None, "no validation record")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="folder for runs/, suite.json")
+    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--flashtrain", default="build/trainer/flashtrain")
+    parser.add_argument("extra", nargs="*", help="more --section.key=value overrides (after --)")
+    args = parser.parse_args()
+    if not os.path.exists(args.flashtrain):
+        sys.exit(f"run_suite: no flashtrain at {args.flashtrain} (build it, or pass --flashtrain)")
+    for name, known in (("tasks", TASKS), ("models", MODELS)):
+        unknown = [v for v in getattr(args, name).split(",") if v not in known]
+        if unknown:
+            sys.exit(f"run_suite: unknown {name} {unknown}; known: {known}")
+
+    seeds = [int(s) for s in args.seeds.split(",")]
+    results = {}
+    for task in args.tasks.split(","):
+        for model in args.models.split(","):
+            scores = []
+            for seed in seeds:
+                score, how = run_one(args, task, model, seed, args.extra)
+                print(f"{task:28s} {model:12s} seed {seed}: "
+                      f"{'-' if score is None else f'{score:.3f}'} ({how})", flush=True)
+                if score is not None:
+                    scores.append(score)
+            results.setdefault(task, {})[model] = {
+                "scores": scores,
+                "mean": statistics.mean(scores) if scores else None,
+                "spread": (max(scores) - min(scores)) / 2 if scores else None,
+                "failed_runs": len(seeds) - len(scores)}
+
+    suite = {"command": " ".join(sys.argv), "steps": args.steps, "seeds": seeds,
+             "metric": "scaled accuracy of the last validation (0 = chance, 1 = perfect), "
+                       "train lengths 3..40, test 40..256",
+             "results": results}
+    path = os.path.join(args.out, "suite.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(suite, f, indent=1)
+    os.replace(path + ".tmp", path)
+    models = args.models.split(",")
+    print("\n" + f"{'task':28s}" + "".join(f"{m:>18s}" for m in models))
+    for task, row in results.items():
+        cells = []
+        for m in models:
+            r = row[m]
+            cells.append("failed" if r["mean"] is None else f"{r['mean']:.2f} ± {r['spread']:.2f}")
+        print(f"{task:28s}" + "".join(f"{c:>18s}" for c in cells))
+    print(f"\nwrote {path}")
+
+
+if __name__ == "__main__":
+    main()
