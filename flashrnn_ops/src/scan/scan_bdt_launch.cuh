@@ -10,6 +10,7 @@
 #include "scan_bdt_forward_kernel.cuh"
 #include "scan_bdt_plan.h"
 #include "scan_launch.h"
+#include "scan_resident_blocks.cuh"
 
 namespace flashrnn::scan_kernels {
 namespace bdt_detail {
@@ -27,29 +28,10 @@ inline cudaError_t prepare_lookback(const BdtPlan& plan, void* workspace, cudaSt
   return cudaMemsetAsync(workspace, 0, layout.total_bytes, stream);
 }
 
-// Blocks of kKernel resident on the current device at once with `shared_bytes`
-// of dynamic shared memory (cached per device; the first call per device also
-// lets the kernel use that much).
+// The persistent grid of a warp kernel (scan_resident_blocks.cuh).
 template <auto kKernel>
 cudaError_t resident_blocks(int shared_bytes, int& blocks) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices] = {};
-  int device = 0;
-  if (const cudaError_t e = cudaGetDevice(&device)) return e;
-  if (device < kMaxDevices && (blocks = cache[device].load(std::memory_order_relaxed)) > 0)
-    return cudaSuccess;
-  if (const cudaError_t e = cudaFuncSetAttribute(
-          kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes))
-    return e;
-  int sms = 0, per_sm = 0;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
-    return e;
-  if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, kKernel, kBdtThreadsPerBlock, shared_bytes))
-    return e;
-  blocks = sms * (per_sm > 0 ? per_sm : 1);
-  if (device < kMaxDevices) cache[device].store(blocks, std::memory_order_relaxed);
-  return cudaSuccess;
+  return resident_blocks_of<kKernel, kBdtThreadsPerBlock, false>(shared_bytes, blocks);
 }
 
 // march: one warp per row. lookback: a persistent grid, no larger than the

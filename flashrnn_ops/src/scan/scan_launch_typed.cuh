@@ -45,32 +45,10 @@ inline cudaError_t prepare_lookback(const ScanTiling& tiling, void* workspace, c
 
 inline bool grid_fits(const ScanTiling& tiling) { return tiling.tiles <= INT_MAX; }
 
-// Blocks of kKernel resident on the current device at once with `shared_bytes`
-// of dynamic shared memory: the persistent grid. The first call per device
-// also lets the kernel use that much shared memory; later calls hit a cache.
+// The persistent grid of a tile kernel (scan_resident_blocks.cuh).
 template <auto kKernel>
 cudaError_t resident_blocks(int shared_bytes, int& blocks) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices] = {};
-  int device = 0;
-  if (const cudaError_t e = cudaGetDevice(&device)) return e;
-  if (device < kMaxDevices && (blocks = cache[device].load(std::memory_order_relaxed)) > 0)
-    return cudaSuccess;
-  if (const cudaError_t e = cudaFuncSetAttribute(
-          kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes))
-    return e;
-  if (const cudaError_t e = cudaFuncSetAttribute(
-          kKernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared))
-    return e;
-  int sms = 0, per_sm = 0;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
-    return e;
-  if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, kKernel, kThreadsPerTile, shared_bytes))
-    return e;
-  blocks = sms * (per_sm > 0 ? per_sm : 1);
-  if (device < kMaxDevices) cache[device].store(blocks, std::memory_order_relaxed);
-  return cudaSuccess;
+  return resident_blocks_of<kKernel, kThreadsPerTile, true>(shared_bytes, blocks);
 }
 
 // Launches kKernel on a persistent grid: no more blocks than tiles or than fit.
