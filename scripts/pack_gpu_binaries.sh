@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds test and benchmark executables here (the local build/ tree, the same
+# sources and flags as CI) and packs them gzipped into build-bin/ (git-ignored),
+# so that a GPU machine runs them without building: carry build-bin, then
+# `bash tests/gpu/run_prebuilt.sh ...` there. The machine there must have the
+# same torch wheel (its libraries are found through its python3).
+#
+#   bash scripts/pack_gpu_binaries.sh [target ...]
+#   default targets: flashrnn_ops_tests flashbench models_tests
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(flashrnn_ops_tests flashbench models_tests)
+cmake --build build -j"$(nproc)" --target "${targets[@]}"
+rm -rf build-bin && mkdir -p build-bin
+for t in "${targets[@]}"; do
+  exe=$(find build -type f -executable -name "$t" -not -path '*/CMakeFiles/*' | head -1)
+  [[ -n "$exe" ]] || { echo "no executable for target $t" >&2; exit 1; }
+  gzip -1 -c "$exe" > "build-bin/$t.gz"
+done
+{ git rev-parse --short HEAD; git diff --quiet HEAD -- flashrnn_ops experiments tests models trainer ||
+  echo "+ uncommitted changes"; } > build-bin/commit.txt
+du -sh build-bin; cat build-bin/commit.txt
