@@ -91,6 +91,18 @@ TEST(ScanVariant, Parses) {
   v = parse_scan_variant("bdt=tile", ok);
   EXPECT_TRUE(ok);
   EXPECT_FALSE(v.bdt_warp);
+  v = parse_scan_variant("mode=lookback,prefetch=0,blocks_per_sm=2", ok);
+  EXPECT_TRUE(ok);
+  EXPECT_FALSE(v.bdt.prefetch);
+  EXPECT_EQ(v.bdt.blocks_per_sm, 2);
+  EXPECT_EQ(describe_scan_variant(v), "bdt=warp,mode=lookback,depth=4,items=4,prefetch=0,blocks_per_sm=2");
+  const BdtPlan p = make_bdt_plan(bdt_shape(1, 16, int64_t(1) << 20, ScanDtype::kFloat32), v.bdt, 132);
+  EXPECT_FALSE(p.prefetch);
+  EXPECT_EQ(p.blocks_per_sm, 2);
+  parse_scan_variant("prefetch=2", ok);
+  EXPECT_FALSE(ok);
+  parse_scan_variant("blocks_per_sm=12", ok);
+  EXPECT_FALSE(ok);
   parse_scan_variant("depth=3", ok);
   EXPECT_FALSE(ok);
   parse_scan_variant("colour=blue", ok);

@@ -220,20 +220,28 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
     return halo;
   };
 
+  // plan.prefetch: as in the forward lookback kernel.
   int64_t item = claimed_item(claim_ticket(args.lookback, lane));
-  unsigned next_ticket = claim_ticket(args.lookback, lane);
+  unsigned next_ticket = plan.prefetch ? claim_ticket(args.lookback, lane) : 0u;
   int stage = 0;
   ItemHalo halo = stage_item(item, stage);
   while (item < plan.items) {
-    const int64_t next = claimed_item(next_ticket);
-    next_ticket = claim_ticket(args.lookback, lane);
-    const ItemHalo next_halo = stage_item(next, stage ^ 1);
+    int64_t next = plan.items;
+    ItemHalo next_halo;
+    if (plan.prefetch) {
+      next = claimed_item(next_ticket);
+      next_ticket = claim_ticket(args.lookback, lane);
+      next_halo = stage_item(next, stage ^ 1);
+    }
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = backward_row<kVectors>(args, row);
     const int64_t start = chunk * plan.item_steps + lane * V;
     BackwardLane<T, V> in[kIters];
     if constexpr (kVectors) {
-      wait_copies<1>();
+      if (plan.prefetch)
+        wait_copies<1>();
+      else
+        wait_copies<0>();
 #pragma unroll
       for (int k = 0; k < kIters; ++k) {
         in[k].a = staging.read(stage, k, 0, r, start + k * W, zero);
@@ -267,6 +275,10 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
       emit_backward<kDesc>(args, r, row, start + k * W, in[k], h[k], dlast, x_end,
                            apply(s[k].exclusive, carry));
       carry = apply(s[k].total, carry);
+    }
+    if (!plan.prefetch) {
+      next = claimed_item(claim_ticket(args.lookback, lane));
+      next_halo = stage_item(next, stage ^ 1);
     }
     item = next;
     halo = next_halo;

@@ -130,20 +130,28 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
     }
   };
 
+  // plan.prefetch: the next item is claimed and copied while this one waits on
+  // its look-back; otherwise only after this one is written.
   int64_t item = claimed_item(claim_ticket(args.lookback, lane));
-  unsigned next_ticket = claim_ticket(args.lookback, lane);
+  unsigned next_ticket = plan.prefetch ? claim_ticket(args.lookback, lane) : 0u;
   int stage = 0;
   stage_item(item, stage);
   while (item < plan.items) {
-    const int64_t next = claimed_item(next_ticket);
-    next_ticket = claim_ticket(args.lookback, lane);
-    stage_item(next, stage ^ 1);  // in flight while this item waits on its look-back
+    int64_t next = plan.items;
+    if (plan.prefetch) {
+      next = claimed_item(next_ticket);
+      next_ticket = claim_ticket(args.lookback, lane);
+      stage_item(next, stage ^ 1);  // in flight while this item waits on its look-back
+    }
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = forward_row<kVectors>(args, row);
     const int64_t start = chunk * plan.item_steps + lane * V;
     LaneWords a[kIters], b[kIters];
     if constexpr (kVectors) {
-      wait_copies<1>();
+      if (plan.prefetch)
+        wait_copies<1>();
+      else
+        wait_copies<0>();
 #pragma unroll
       for (int k = 0; k < kIters; ++k) {
         a[k] = staging.read(stage, k, 0, r, start + k * W, one);
@@ -171,6 +179,10 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
     for (int k = 0; k < kIters; ++k) {
       emit_forward<kDesc>(args, r, row, start + k * W, a[k], b[k], apply(s[k].exclusive, carry));
       carry = apply(s[k].total, carry);
+    }
+    if (!plan.prefetch) {
+      next = claimed_item(claim_ticket(args.lookback, lane));
+      stage_item(next, stage ^ 1);
     }
     item = next;
     stage ^= 1;

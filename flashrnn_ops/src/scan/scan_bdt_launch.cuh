@@ -34,6 +34,17 @@ cudaError_t resident_blocks(int shared_bytes, int& blocks) {
   return resident_blocks_of<kKernel, kBdtThreadsPerBlock, false>(shared_bytes, blocks);
 }
 
+// The plan's cap on resident blocks per SM (blocks_per_sm, 0: none) applied to `resident`.
+inline cudaError_t cap_blocks(const BdtPlan& plan, int& resident) {
+  if (plan.blocks_per_sm <= 0) return cudaSuccess;
+  int device = 0, sms = 0;
+  if (const cudaError_t e = cudaGetDevice(&device)) return e;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
+    return e;
+  if (plan.blocks_per_sm * sms < resident) resident = plan.blocks_per_sm * sms;
+  return cudaSuccess;
+}
+
 // march: one warp per row. lookback: a persistent grid, no larger than the
 // items, with `lookback_shared` bytes of dynamic shared memory per block.
 template <auto kMarch, auto kLookback, class Args>
@@ -44,6 +55,7 @@ cudaError_t launch(const Args& args, int lookback_shared, cudaStream_t stream) {
   if (plan.mode == BdtMode::kLookback) {
     int resident = 0;
     if (const cudaError_t e = resident_blocks<kLookback>(lookback_shared, resident)) return e;
+    if (const cudaError_t e = cap_blocks(plan, resident)) return e;
     const int64_t wanted = (plan.items + kWarps - 1) / kWarps;
     blocks = wanted < resident ? wanted : resident;
   }
@@ -172,9 +184,11 @@ cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
                                    forward_lookback_shared_bytes<true, 4>(), resident)
                              : resident_blocks<scan_bdt_forward_lookback<T, false, true, 2>>(
                                    forward_lookback_shared_bytes<true, 2>(), resident));
+  if (e != cudaSuccess) return e;
+  if (const cudaError_t c = bdt_detail::cap_blocks(plan, resident)) return c;
   const int64_t wanted = (plan.items + warps - 1) / warps;
   blocks = int(wanted < resident ? wanted : resident);
-  return e;
+  return cudaSuccess;
 }
 
 }  // namespace flashrnn::scan_kernels

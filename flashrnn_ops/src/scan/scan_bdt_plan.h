@@ -34,6 +34,11 @@ struct BdtChoice {
   BdtMode mode = BdtMode::kAuto;
   int depth = 4;            // march: iterations whose loads are in flight (2 or 4)
   int item_iterations = 4;  // lookback: iterations per item (2 or 4)
+  // lookback: claim and copy the next item while the current one waits on its
+  // look-back (true), or only after it is written (false: every claimed item is
+  // being worked on, so its map is published soon; CUB's order).
+  bool prefetch = true;
+  int blocks_per_sm = 0;  // lookback: at most this many blocks per SM (0: as many as fit)
 };
 
 constexpr int kBdtWarpsPerBlock = 8;
@@ -48,6 +53,8 @@ struct BdtPlan {
   BdtMode mode = BdtMode::kMarch;
   int depth = 4;                 // march
   int item_iterations = 4;       // lookback
+  bool prefetch = true;          // lookback
+  int blocks_per_sm = 0;         // lookback
   int64_t rows = 0;              // B·D
   int64_t steps = 0;             // T
   int64_t item_steps = 0;        // lookback: item_iterations·32·V; march: T
@@ -64,6 +71,8 @@ inline BdtPlan make_bdt_plan(const ScanShape& shape, const BdtChoice& choice, in
   p.steps = shape.steps;
   p.depth = choice.depth;
   p.item_iterations = choice.item_iterations;
+  p.prefetch = choice.prefetch;
+  p.blocks_per_sm = choice.blocks_per_sm;
   const int64_t item_steps = p.iteration_steps * p.item_iterations;
   const int64_t chunks = (shape.steps + item_steps - 1) / item_steps;
   BdtMode mode = choice.mode;
