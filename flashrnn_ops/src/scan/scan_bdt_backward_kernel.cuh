@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
 // and lane 0 loads its two halo elements into registers while the current item
 // waits on its look-back.
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(kBdtThreadsPerBlock, 2)
+__global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 2)
     scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   using Staging = WarpStaging<kIters, 3>;  // a, x, dL/dx

@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
 // ticket counter; an item's inputs stay in registers until its carry is known,
 // while the next item's are copied into shared memory (vector path).
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(kBdtThreadsPerBlock, 3)
+__global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 3)
     scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   using Staging = WarpStaging<kIters, 2>;  // a, b

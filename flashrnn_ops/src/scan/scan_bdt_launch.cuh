@@ -96,9 +96,12 @@ cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) 
   // The item length must be the plan's (it sized the workspace and cuts the
   // rows): before, the scalar path always ran items of 2 iterations, so under
   // items = 4 half of every item was never written (the NaNs of the v4 run).
+  if (!vectors && args.plan.item_iterations >= 8)
+    return launch_forward_sized<T, kDesc, false, 2, 8>(args, stream);
   if (!vectors)
     return long_items ? launch_forward_sized<T, kDesc, false, 2, 4>(args, stream)
                       : launch_forward_sized<T, kDesc, false, 2, 2>(args, stream);
+  if (args.plan.item_iterations >= 8) return launch_forward_sized<T, kDesc, true, 4, 8>(args, stream);
   if (deep)
     return long_items ? launch_forward_sized<T, kDesc, true, 4, 4>(args, stream)
                       : launch_forward_sized<T, kDesc, true, 4, 2>(args, stream);
@@ -112,9 +115,12 @@ cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream)
   // The item length must be the plan's (it sized the workspace and cuts the
   // rows): before, the scalar path always ran items of 2 iterations, so under
   // items = 4 half of every item was never written (the NaNs of the v4 run).
+  if (!vectors && args.plan.item_iterations >= 8)
+    return launch_backward_sized<T, kDesc, false, 2, 8>(args, stream);
   if (!vectors)
     return long_items ? launch_backward_sized<T, kDesc, false, 2, 4>(args, stream)
                       : launch_backward_sized<T, kDesc, false, 2, 2>(args, stream);
+  if (args.plan.item_iterations >= 8) return launch_backward_sized<T, kDesc, true, 4, 8>(args, stream);
   if (deep)
     return long_items ? launch_backward_sized<T, kDesc, true, 4, 4>(args, stream)
                       : launch_backward_sized<T, kDesc, true, 4, 2>(args, stream);
@@ -176,7 +182,12 @@ cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
   const bool long_items = plan.item_iterations >= 4;
   using bdt_detail::resident_blocks;
   const cudaError_t e =
-      backward ? (long_items ? resident_blocks<scan_bdt_backward_lookback<T, true, true, 4>>(
+      plan.item_iterations >= 8
+          ? (backward ? resident_blocks<scan_bdt_backward_lookback<T, true, true, 8>>(
+                            backward_lookback_shared_bytes<true, 8>(), resident)
+                      : resident_blocks<scan_bdt_forward_lookback<T, false, true, 8>>(
+                            forward_lookback_shared_bytes<true, 8>(), resident))
+      : backward ? (long_items ? resident_blocks<scan_bdt_backward_lookback<T, true, true, 4>>(
                                    backward_lookback_shared_bytes<true, 4>(), resident)
                              : resident_blocks<scan_bdt_backward_lookback<T, true, true, 2>>(
                                    backward_lookback_shared_bytes<true, 2>(), resident))
