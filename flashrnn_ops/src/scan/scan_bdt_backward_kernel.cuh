@@ -176,16 +176,19 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
 }
 
 // lookback: persistent warps take items of kIters iterations from the ticket
-// counter; the next item's inputs are copied into shared memory (vector path)
-// and lane 0 loads its two halo elements into registers while the current item
-// waits on its look-back.
+// counter; as in the forward lookback kernel, an item's inputs wait in shared
+// memory (vector path) and are read twice, for its total map and, with the
+// carry known, to write da and db. Lane 0 loads the item's two halo elements
+// (a before it, x after it) into registers when the item is staged.
 template <class T, bool kDesc, bool kVectors, int kIters>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 2)
     scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
+  constexpr int kStages = lookback_stages(kIters);
   using Staging = WarpStaging<kIters, 3>;  // a, x, dL/dx
   extern __shared__ __align__(16) unsigned char block_shared[];
   const BdtPlan& plan = args.plan;
+  const bool prefetch = kStages > 1 && plan.prefetch;
   const int lane = threadIdx.x % 32;
   const int64_t W = plan.iteration_steps;
   const T zero = from_float<T>(0.f);
@@ -219,70 +222,82 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 2)
     if constexpr (kVectors) commit_copies();
     return halo;
   };
+  // The lane's a, x and g of iteration k of the item at `start`.
+  const auto inputs = [&](int stage, const RowView& r, int64_t start, int k) {
+    BackwardLane<T, V> in;
+    if constexpr (kVectors) {
+      in.a = staging.read(stage, k, 0, r, start + k * W, zero);
+      in.x = staging.read(stage, k, 1, r, start + k * W, zero);
+      in.g = args.dx != nullptr ? staging.read(stage, k, 2, r, start + k * W, zero) : splat(zero);
+    } else {
+      in = load_backward_lane<kDesc, T, V>(args, r, start + k * W);
+    }
+    return in;
+  };
 
-  // plan.prefetch: as in the forward lookback kernel.
   int64_t item = claimed_item(claim_ticket(args.lookback, lane));
-  unsigned next_ticket = plan.prefetch ? claim_ticket(args.lookback, lane) : 0u;
+  unsigned next_ticket = prefetch ? claim_ticket(args.lookback, lane) : 0u;
   int stage = 0;
   ItemHalo halo = stage_item(item, stage);
   while (item < plan.items) {
+    const int other = kStages > 1 ? stage ^ 1 : 0;
     int64_t next = plan.items;
     ItemHalo next_halo;
-    if (plan.prefetch) {
+    if (prefetch) {
       next = claimed_item(next_ticket);
       next_ticket = claim_ticket(args.lookback, lane);
-      next_halo = stage_item(next, stage ^ 1);
+      next_halo = stage_item(next, other);
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
     }
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = backward_row<kVectors>(args, row);
     const int64_t start = chunk * plan.item_steps + lane * V;
-    BackwardLane<T, V> in[kIters];
-    if constexpr (kVectors) {
-      if (plan.prefetch)
-        wait_copies<1>();
-      else
-        wait_copies<0>();
+    const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
+    // Pass 1: the item's total map. Iteration k's halo needs x of iteration
+    // k + 1 (the item's x_after for the last one) and lane 31's a of k − 1.
+    Affine total = identity_map();
+    {
+      float a_before = halo.a_before;
+      BackwardLane<T, V> in = inputs(stage, r, start, 0);
 #pragma unroll
       for (int k = 0; k < kIters; ++k) {
-        in[k].a = staging.read(stage, k, 0, r, start + k * W, zero);
-        in[k].x = staging.read(stage, k, 1, r, start + k * W, zero);
-        in[k].g = args.dx != nullptr ? staging.read(stage, k, 2, r, start + k * W, zero)
-                                     : splat(zero);
+        const BackwardLane<T, V> after = inputs(stage, r, start, k + 1 < kIters ? k + 1 : k);
+        const float x_next = k + 1 < kIters ? lane_step<kDesc, T>(after.x, 0) : halo.x_after;
+        const Halo h = exchange_halo<kDesc>(in, a_before, x_next, lane);
+        a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in.a, V - 1), 31);
+        total = then(total,
+                     warp_scan(backward_lane_map<kDesc>(in, h, start + k * W, dlast), lane).total);
+        in = after;
       }
-    } else {
-#pragma unroll
-      for (int k = 0; k < kIters; ++k)
-        in[k] = load_backward_lane<kDesc, T, V>(args, r, start + k * W);
-    }
-    const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
-    float a_before = halo.a_before;
-    Halo h[kIters];
-    WarpScan s[kIters];
-    Affine total = identity_map();
-#pragma unroll
-    for (int k = 0; k < kIters; ++k) {
-      const float x_next =
-          k + 1 < kIters ? lane_step<kDesc, T>(in[k + 1 < kIters ? k + 1 : k].x, 0) : halo.x_after;
-      h[k] = exchange_halo<kDesc>(in[k], a_before, x_next, lane);
-      a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in[k].a, V - 1), 31);
-      s[k] = warp_scan(backward_lane_map<kDesc>(in[k], h[k], start + k * W, dlast), lane);
-      total = then(total, s[k].total);
     }
     float carry = warp_carry_in(args.lookback, item, chunk, plan.rows, chunk + 1 < plan.chunks,
                                 total, 0.f, lane);
+    // Pass 2: the same maps again, now from the carry, and the stores.
+    {
+      float a_before = halo.a_before;
+      BackwardLane<T, V> in = inputs(stage, r, start, 0);
 #pragma unroll
-    for (int k = 0; k < kIters; ++k) {
-      emit_backward<kDesc>(args, r, row, start + k * W, in[k], h[k], dlast, x_end,
-                           apply(s[k].exclusive, carry));
-      carry = apply(s[k].total, carry);
+      for (int k = 0; k < kIters; ++k) {
+        const BackwardLane<T, V> after = inputs(stage, r, start, k + 1 < kIters ? k + 1 : k);
+        const float x_next = k + 1 < kIters ? lane_step<kDesc, T>(after.x, 0) : halo.x_after;
+        const Halo h = exchange_halo<kDesc>(in, a_before, x_next, lane);
+        a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in.a, V - 1), 31);
+        const WarpScan s = warp_scan(backward_lane_map<kDesc>(in, h, start + k * W, dlast), lane);
+        emit_backward<kDesc>(args, r, row, start + k * W, in, h, dlast, x_end,
+                             apply(s.exclusive, carry));
+        carry = apply(s.total, carry);
+        in = after;
+      }
     }
-    if (!plan.prefetch) {
+    if (!prefetch) {
       next = claimed_item(claim_ticket(args.lookback, lane));
-      next_halo = stage_item(next, stage ^ 1);
+      next_halo = stage_item(next, other);
     }
     item = next;
     halo = next_halo;
-    stage ^= 1;
+    stage = other;
   }
 }
 

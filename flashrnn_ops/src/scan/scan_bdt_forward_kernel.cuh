@@ -101,15 +101,22 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
 }
 
 // lookback: persistent warps take items (kIters iterations of one row) from the
-// ticket counter; an item's inputs stay in registers until its carry is known,
-// while the next item's are copied into shared memory (vector path).
+// ticket counter. An item's inputs wait in the warp's shared memory (vector
+// path; the scalar path reads global memory) and are read twice: for the
+// item's total map, which the look-back needs, and, once the state entering the
+// item is known, to scan again and write x. Registers stay few whatever the
+// item length, and long items spread each look-back over more bytes.
+// plan.prefetch (two stages only): the next item is claimed and copied while
+// this one waits on its look-back; otherwise only after this one is written.
 template <class T, bool kDesc, bool kVectors, int kIters>
 __global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 3)
     scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
+  constexpr int kStages = lookback_stages(kIters);
   using Staging = WarpStaging<kIters, 2>;  // a, b
   extern __shared__ __align__(16) unsigned char block_shared[];
   const BdtPlan& plan = args.plan;
+  const bool prefetch = kStages > 1 && plan.prefetch;
   const int lane = threadIdx.x % 32;
   const int64_t W = plan.iteration_steps;
   const T one = from_float<T>(1.f), zero = from_float<T>(0.f);
@@ -129,47 +136,42 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 3)
       commit_copies();
     }
   };
+  // The lane's a and b of iteration k of the item at `start`.
+  const auto inputs = [&](int stage, const RowView& r, int64_t start, int k, LaneWords& a,
+                          LaneWords& b) {
+    if constexpr (kVectors) {
+      a = staging.read(stage, k, 0, r, start + k * W, one);
+      b = staging.read(stage, k, 1, r, start + k * W, zero);
+    } else {
+      a = load_lane<kDesc, T>(args.a, r, start + k * W, one);
+      b = load_lane<kDesc, T>(args.b, r, start + k * W, zero);
+    }
+  };
 
-  // plan.prefetch: the next item is claimed and copied while this one waits on
-  // its look-back; otherwise only after this one is written.
   int64_t item = claimed_item(claim_ticket(args.lookback, lane));
-  unsigned next_ticket = plan.prefetch ? claim_ticket(args.lookback, lane) : 0u;
+  unsigned next_ticket = prefetch ? claim_ticket(args.lookback, lane) : 0u;
   int stage = 0;
   stage_item(item, stage);
   while (item < plan.items) {
+    const int other = kStages > 1 ? stage ^ 1 : 0;
     int64_t next = plan.items;
-    if (plan.prefetch) {
+    if (prefetch) {
       next = claimed_item(next_ticket);
       next_ticket = claim_ticket(args.lookback, lane);
-      stage_item(next, stage ^ 1);  // in flight while this item waits on its look-back
+      stage_item(next, other);  // in flight while this item waits on its look-back
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
     }
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = forward_row<kVectors>(args, row);
     const int64_t start = chunk * plan.item_steps + lane * V;
-    LaneWords a[kIters], b[kIters];
-    if constexpr (kVectors) {
-      if (plan.prefetch)
-        wait_copies<1>();
-      else
-        wait_copies<0>();
-#pragma unroll
-      for (int k = 0; k < kIters; ++k) {
-        a[k] = staging.read(stage, k, 0, r, start + k * W, one);
-        b[k] = staging.read(stage, k, 1, r, start + k * W, zero);
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < kIters; ++k) {
-        a[k] = load_lane<kDesc, T>(args.a, r, start + k * W, one);
-        b[k] = load_lane<kDesc, T>(args.b, r, start + k * W, zero);
-      }
-    }
-    WarpScan s[kIters];
     Affine total = identity_map();
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      s[k] = warp_scan(lane_map<kDesc, T>(a[k], b[k]), lane);
-      total = then(total, s[k].total);
+      LaneWords a, b;
+      inputs(stage, r, start, k, a, b);
+      total = then(total, warp_scan(lane_map<kDesc, T>(a, b), lane).total);
     }
     const float chain_start =
         (chunk == 0 && args.x0 != nullptr) ? to_float(args.x0[row]) : 0.f;
@@ -177,15 +179,18 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 3)
                                 total, chain_start, lane);
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      emit_forward<kDesc>(args, r, row, start + k * W, a[k], b[k], apply(s[k].exclusive, carry));
-      carry = apply(s[k].total, carry);
+      LaneWords a, b;
+      inputs(stage, r, start, k, a, b);
+      const WarpScan s = warp_scan(lane_map<kDesc, T>(a, b), lane);
+      emit_forward<kDesc>(args, r, row, start + k * W, a, b, apply(s.exclusive, carry));
+      carry = apply(s.total, carry);
     }
-    if (!plan.prefetch) {
+    if (!prefetch) {
       next = claimed_item(claim_ticket(args.lookback, lane));
-      stage_item(next, stage ^ 1);
+      stage_item(next, other);
     }
     item = next;
-    stage ^= 1;
+    stage = other;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "scan_bdt_backward_kernel.cuh"
 #include "scan_bdt_forward_kernel.cuh"
@@ -88,44 +89,44 @@ cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
       args, backward_lookback_shared_bytes<kVectors, kIters>(), stream);
 }
 
+// Calls f(std::integral_constant<int, K>{}) for the plan's item length K (the
+// lookback kernels are compiled for 2, 4, 8 and 16 iterations per item). The
+// item length must be the plan's: it sized the workspace and cuts the rows
+// (before, the scalar path always ran items of 2 iterations, so under items = 4
+// half of every item was never written: the NaNs of the v4 run).
+template <class F>
+cudaError_t with_item_iterations(const BdtPlan& plan, F&& f) {
+  switch (plan.item_iterations) {
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 16: return f(std::integral_constant<int, 16>{});
+  }
+  return cudaErrorInvalidConfiguration;
+}
+
 // The kernels of one direction and scan order, by depth and item length; the
 // scalar path (no 16-byte accesses) at depth 2 only.
 template <class T, bool kDesc, class Args>
 cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) {
-  const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
-  // The item length must be the plan's (it sized the workspace and cuts the
-  // rows): before, the scalar path always ran items of 2 iterations, so under
-  // items = 4 half of every item was never written (the NaNs of the v4 run).
-  if (!vectors && args.plan.item_iterations >= 8)
-    return launch_forward_sized<T, kDesc, false, 2, 8>(args, stream);
-  if (!vectors)
-    return long_items ? launch_forward_sized<T, kDesc, false, 2, 4>(args, stream)
-                      : launch_forward_sized<T, kDesc, false, 2, 2>(args, stream);
-  if (args.plan.item_iterations >= 8) return launch_forward_sized<T, kDesc, true, 4, 8>(args, stream);
-  if (deep)
-    return long_items ? launch_forward_sized<T, kDesc, true, 4, 4>(args, stream)
-                      : launch_forward_sized<T, kDesc, true, 4, 2>(args, stream);
-  return long_items ? launch_forward_sized<T, kDesc, true, 2, 4>(args, stream)
-                    : launch_forward_sized<T, kDesc, true, 2, 2>(args, stream);
+  const bool deep = args.plan.depth >= 4;
+  return with_item_iterations(args.plan, [&](auto iters) {
+    constexpr int kIters = decltype(iters)::value;
+    if (!vectors) return launch_forward_sized<T, kDesc, false, 2, kIters>(args, stream);
+    return deep ? launch_forward_sized<T, kDesc, true, 4, kIters>(args, stream)
+                : launch_forward_sized<T, kDesc, true, 2, kIters>(args, stream);
+  });
 }
 
 template <class T, bool kDesc, class Args>
 cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream) {
-  const bool deep = args.plan.depth >= 4, long_items = args.plan.item_iterations >= 4;
-  // The item length must be the plan's (it sized the workspace and cuts the
-  // rows): before, the scalar path always ran items of 2 iterations, so under
-  // items = 4 half of every item was never written (the NaNs of the v4 run).
-  if (!vectors && args.plan.item_iterations >= 8)
-    return launch_backward_sized<T, kDesc, false, 2, 8>(args, stream);
-  if (!vectors)
-    return long_items ? launch_backward_sized<T, kDesc, false, 2, 4>(args, stream)
-                      : launch_backward_sized<T, kDesc, false, 2, 2>(args, stream);
-  if (args.plan.item_iterations >= 8) return launch_backward_sized<T, kDesc, true, 4, 8>(args, stream);
-  if (deep)
-    return long_items ? launch_backward_sized<T, kDesc, true, 4, 4>(args, stream)
-                      : launch_backward_sized<T, kDesc, true, 4, 2>(args, stream);
-  return long_items ? launch_backward_sized<T, kDesc, true, 2, 4>(args, stream)
-                    : launch_backward_sized<T, kDesc, true, 2, 2>(args, stream);
+  const bool deep = args.plan.depth >= 4;
+  return with_item_iterations(args.plan, [&](auto iters) {
+    constexpr int kIters = decltype(iters)::value;
+    if (!vectors) return launch_backward_sized<T, kDesc, false, 2, kIters>(args, stream);
+    return deep ? launch_backward_sized<T, kDesc, true, 4, kIters>(args, stream)
+                : launch_backward_sized<T, kDesc, true, 2, kIters>(args, stream);
+  });
 }
 
 }  // namespace bdt_detail
@@ -179,22 +180,14 @@ cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
     return cudaSuccess;
   }
   int resident = 0;
-  const bool long_items = plan.item_iterations >= 4;
-  using bdt_detail::resident_blocks;
-  const cudaError_t e =
-      plan.item_iterations >= 8
-          ? (backward ? resident_blocks<scan_bdt_backward_lookback<T, true, true, 8>>(
-                            backward_lookback_shared_bytes<true, 8>(), resident)
-                      : resident_blocks<scan_bdt_forward_lookback<T, false, true, 8>>(
-                            forward_lookback_shared_bytes<true, 8>(), resident))
-      : backward ? (long_items ? resident_blocks<scan_bdt_backward_lookback<T, true, true, 4>>(
-                                   backward_lookback_shared_bytes<true, 4>(), resident)
-                             : resident_blocks<scan_bdt_backward_lookback<T, true, true, 2>>(
-                                   backward_lookback_shared_bytes<true, 2>(), resident))
-               : (long_items ? resident_blocks<scan_bdt_forward_lookback<T, false, true, 4>>(
-                                   forward_lookback_shared_bytes<true, 4>(), resident)
-                             : resident_blocks<scan_bdt_forward_lookback<T, false, true, 2>>(
-                                   forward_lookback_shared_bytes<true, 2>(), resident));
+  const cudaError_t e = bdt_detail::with_item_iterations(plan, [&](auto iters) {
+    constexpr int kIters = decltype(iters)::value;
+    using bdt_detail::resident_blocks;
+    return backward ? resident_blocks<scan_bdt_backward_lookback<T, true, true, kIters>>(
+                          backward_lookback_shared_bytes<true, kIters>(), resident)
+                    : resident_blocks<scan_bdt_forward_lookback<T, false, true, kIters>>(
+                          forward_lookback_shared_bytes<true, kIters>(), resident);
+  });
   if (e != cudaSuccess) return e;
   if (const cudaError_t c = bdt_detail::cap_blocks(plan, resident)) return c;
   const int64_t wanted = (plan.items + warps - 1) / warps;

@@ -33,7 +33,7 @@ enum class BdtMode { kAuto, kMarch, kLookback };
 struct BdtChoice {
   BdtMode mode = BdtMode::kAuto;
   int depth = 4;            // march: iterations whose loads are in flight (2 or 4)
-  int item_iterations = 4;  // lookback: iterations per item (2, 4 or 8)
+  int item_iterations = 4;  // lookback: iterations per item (2, 4, 8 or 16)
   // lookback: claim and copy the next item while the current one waits on its
   // look-back (true), or only after it is written (false: every claimed item is
   // being worked on, so its map is published soon; CUB's order).

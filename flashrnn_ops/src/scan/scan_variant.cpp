@@ -46,7 +46,7 @@ ScanVariant parse_scan_variant(const std::string& text, bool& ok) {
       v.bdt.mode = BdtMode::kLookback;
     } else if (key == "depth" && (value == "2" || value == "4")) {
       v.bdt.depth = std::atoi(value.c_str());
-    } else if (key == "items" && (value == "2" || value == "4" || value == "8")) {
+    } else if (key == "items" && (value == "2" || value == "4" || value == "8" || value == "16")) {
       v.bdt.item_iterations = std::atoi(value.c_str());
     } else if (key == "prefetch" && (value == "0" || value == "1")) {
       v.bdt.prefetch = value == "1";

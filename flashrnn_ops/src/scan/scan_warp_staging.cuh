@@ -1,6 +1,7 @@
-// A lookback warp's copies of its next item into shared memory (cp.async), so
-// that the item's loads are in flight while the warp waits on the look-back of
-// the current one, without spending registers on them. Lane l copies and later
+// A lookback warp's copies of its items into shared memory (cp.async): the
+// item's inputs wait there, not in registers, until the warp knows the state
+// entering the item, and with two stages the next item's loads are in flight
+// while the warp waits on the look-back of the current one. Lane l copies and later
 // reads back only its own 16-byte slots (slot k·32 + l: a warp-wide copy is 512
 // contiguous bytes of global memory, a warp-wide read is conflict-free), so
 // only the lane's own cp.async.wait is needed, never a barrier.
@@ -13,20 +14,25 @@
 
 namespace flashrnn::scan_kernels {
 
-// Shared memory of one block of lookback warps: 2 stages × kIters iterations ×
-// kTensors tensors × 32 lanes × 16 bytes per warp.
-template <int kIters, int kTensors>
+// Stages a lookback kernel keeps per warp: two (the next item copied while the
+// current one waits) up to 8 iterations per item; one for longer items, whose
+// single stage already takes 16-24 KB per warp.
+constexpr int lookback_stages(int iterations) { return iterations >= 16 ? 1 : 2; }
+
+// Shared memory of one block of lookback warps: kStages stages × kIters
+// iterations × kTensors tensors × 32 lanes × 16 bytes per warp.
+template <int kIters, int kTensors, int kStages = lookback_stages(kIters)>
 constexpr int warp_staging_bytes(int warps) {
-  return warps * 2 * kIters * kTensors * 32 * 16;
+  return warps * kStages * kIters * kTensors * 32 * 16;
 }
 
-template <int kIters, int kTensors>
+template <int kIters, int kTensors, int kStages = lookback_stages(kIters)>
 struct WarpStaging {
   uint4* base;  // this warp's part of the block's dynamic shared memory
   int lane;
 
   __device__ static WarpStaging of_warp(unsigned char* block_shared, int warp, int lane) {
-    return {reinterpret_cast<uint4*>(block_shared) + warp * 2 * kIters * kTensors * 32, lane};
+    return {reinterpret_cast<uint4*>(block_shared) + warp * kStages * kIters * kTensors * 32, lane};
   }
   __device__ uint4* slot(int stage, int k, int tensor) const {
     return base + ((stage * kIters + k) * kTensors + tensor) * 32 + lane;
