@@ -7,7 +7,7 @@
 B=build-scan-bin; TL="$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib"
 export LD_LIBRARY_PATH=$TL:/usr/local/cuda/lib64
 variants=("$@")
-[[ ${#variants[@]} -gt 0 ]] || variants=("" "mode=lookback,prefetch=0,blocks_per_sm=1")
+[[ ${#variants[@]} -gt 0 ]] || variants=("" "mode=lookback")
 FLASHRNN_SCAN_VARIANT=${variants[-1]} timeout 60 $B/scan_tests \
   --gtest_filter='ScanCuda.SmallShapesEveryPath:ScanCuda.LongSequencesFewChannels:ScanCuda.MisalignedTensors:ScanCuda.ManyRows' \
   2>&1 | grep -E "^\[  (PASSED|FAILED)|Failure" | head -5

@@ -31,8 +31,8 @@ TEST(ScanBdtPlan, ManyRowsMarch) {
 }
 
 TEST(ScanBdtPlan, FewRowsLookBackAndItemsCoverEveryStep) {
-  for (const int64_t steps : {int64_t(1) << 20, int64_t(5003), int64_t(1300)})
-    for (const int iterations : {2, 4}) {
+  for (const int64_t steps : {int64_t(1) << 20, int64_t(5003), int64_t(2100)})
+    for (const int iterations : {8, 16}) {
       BdtChoice choice;
       choice.item_iterations = iterations;
       const BdtPlan p = make_bdt_plan(bdt_shape(1, 16, steps, ScanDtype::kFloat32), choice, 132);
@@ -57,7 +57,7 @@ TEST(ScanBdtPlan, ForcedModes) {
   lookback.mode = BdtMode::kLookback;
   const BdtPlan p = make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kFloat32), lookback, 132);
   EXPECT_EQ(p.mode, BdtMode::kLookback);
-  EXPECT_EQ(p.chunks, 4096 / 512);
+  EXPECT_EQ(p.chunks, 4096 / (16 * 128));  // the default items: 16 iterations of 128 steps
 }
 
 // By default only march plans run on the warp kernels; few rows of long T go
@@ -81,25 +81,24 @@ TEST(ScanBdtPlan, DefaultRunsLookBackShapesOnTheTileKernels) {
 
 TEST(ScanVariant, Parses) {
   bool ok = false;
-  ScanVariant v = parse_scan_variant("mode=lookback,items=2,depth=2", ok);
+  ScanVariant v = parse_scan_variant("mode=lookback,items=8,depth=2", ok);
   EXPECT_TRUE(ok);
   EXPECT_TRUE(v.bdt_warp);
   EXPECT_EQ(v.bdt.mode, BdtMode::kLookback);
-  EXPECT_EQ(v.bdt.item_iterations, 2);
+  EXPECT_EQ(v.bdt.item_iterations, 8);
   EXPECT_EQ(v.bdt.depth, 2);
-  EXPECT_EQ(describe_scan_variant(v), "bdt=warp,mode=lookback,depth=2,items=2");
+  EXPECT_EQ(describe_scan_variant(v), "bdt=warp,mode=lookback,depth=2,items=8");
   v = parse_scan_variant("bdt=tile", ok);
   EXPECT_TRUE(ok);
   EXPECT_FALSE(v.bdt_warp);
-  v = parse_scan_variant("mode=lookback,prefetch=0,blocks_per_sm=2", ok);
+  v = parse_scan_variant("mode=lookback,blocks_per_sm=2", ok);
   EXPECT_TRUE(ok);
-  EXPECT_FALSE(v.bdt.prefetch);
   EXPECT_EQ(v.bdt.blocks_per_sm, 2);
-  EXPECT_EQ(describe_scan_variant(v), "bdt=warp,mode=lookback,depth=4,items=4,prefetch=0,blocks_per_sm=2");
+  EXPECT_EQ(describe_scan_variant(v), "bdt=warp,mode=lookback,depth=4,items=16,blocks_per_sm=2");
   const BdtPlan p = make_bdt_plan(bdt_shape(1, 16, int64_t(1) << 20, ScanDtype::kFloat32), v.bdt, 132);
-  EXPECT_FALSE(p.prefetch);
   EXPECT_EQ(p.blocks_per_sm, 2);
-  parse_scan_variant("prefetch=2", ok);
+  EXPECT_EQ(p.item_steps, 16 * 128);
+  parse_scan_variant("items=4", ok);
   EXPECT_FALSE(ok);
   parse_scan_variant("blocks_per_sm=12", ok);
   EXPECT_FALSE(ok);

@@ -102,13 +102,14 @@ __device__ __forceinline__ Affine backward_lane_map(const BackwardLane<T, V>& in
   return m;
 }
 
-// db and da of the lane's V steps from the state entering them; stores them
-// (and dx0 at the row's final step).
+// db and da of the lane's V steps from the state entering them, packed (and
+// dx0 at the row's final step); returns the state leaving them.
 template <bool kDesc, class T, int V>
-__device__ __forceinline__ void emit_backward(const BdtBackwardArgs<T>& args, const RowView& r,
-                                              int64_t row, int64_t u, const BackwardLane<T, V>& in,
-                                              const Halo& h, float dlast, float x_end,
-                                              float state) {
+__device__ __forceinline__ float backward_lane_outputs(const BdtBackwardArgs<T>& args,
+                                                       const RowView& r, int64_t row, int64_t u,
+                                                       const BackwardLane<T, V>& in, const Halo& h,
+                                                       float dlast, float x_end, float state,
+                                                       LaneWords& da_words, LaneWords& db_words) {
   const int final_step = final_step_in_lane(r, u, V);  // its x[v−1] is x0
   float da[V], db[V];
 #pragma unroll
@@ -122,8 +123,22 @@ __device__ __forceinline__ void emit_backward(const BdtBackwardArgs<T>& args, co
     if (args.dx0 != nullptr && j == final_step)
       args.dx0[row] = from_float<T>(lane_step<kDesc, T>(in.a, j) * state);
   }
-  store_lane<kDesc>(args.db, r, u, pack_lane<kDesc, T>(db));
-  store_lane<kDesc>(args.da, r, u, pack_lane<kDesc, T>(da));
+  da_words = pack_lane<kDesc, T>(da);
+  db_words = pack_lane<kDesc, T>(db);
+  return state;
+}
+
+// db and da of the lane's V steps from the state entering them; stores them
+// (and dx0 at the row's final step).
+template <bool kDesc, class T, int V>
+__device__ __forceinline__ void emit_backward(const BdtBackwardArgs<T>& args, const RowView& r,
+                                              int64_t row, int64_t u, const BackwardLane<T, V>& in,
+                                              const Halo& h, float dlast, float x_end,
+                                              float state) {
+  LaneWords da, db;
+  backward_lane_outputs<kDesc>(args, r, row, u, in, h, dlast, x_end, state, da, db);
+  store_lane<kDesc>(args.db, r, u, db);
+  store_lane<kDesc>(args.da, r, u, da);
 }
 
 template <class T>
@@ -175,136 +190,104 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
   }
 }
 
-// lookback: persistent warps take items of kIters iterations from the ticket
-// counter; as in the forward lookback kernel, an item's inputs wait in shared
-// memory (vector path) and are read twice, for its total map and, with the
-// carry known, to write da and db. Lane 0 loads the item's two halo elements
-// (a before it, x after it) into registers when the item is staged.
+// lookback: as the forward lookback kernel (scan_bdt_forward_kernel.cuh), with
+// a, x and g staged and da, db written over the x and g slots. A run's halo —
+// a at the step before it, x at the step after it — is the neighbouring lane's
+// slot, or, at the item's ends, one element loaded from global memory while
+// the copies fly.
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 2)
+__global__ void __launch_bounds__(32 * kBdtLookbackWarps)
     scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
-  constexpr int kStages = lookback_stages(kIters);
-  using Staging = WarpStaging<kIters, 3>;  // a, x, dL/dx
+  using Staging = ItemStaging<kIters, 3>;  // a, x, g (then da over x, db over g)
   extern __shared__ __align__(16) unsigned char block_shared[];
   const BdtPlan& plan = args.plan;
-  const bool prefetch = kStages > 1 && plan.prefetch;
   const int lane = threadIdx.x % 32;
-  const int64_t W = plan.iteration_steps;
   const T zero = from_float<T>(0.f);
   const Staging staging = Staging::of_warp(block_shared, threadIdx.x / 32, lane);
-  struct ItemHalo {
-    float a_before = 0.f;  // lane 0: a at the step before the item
-    float x_after = 0.f;   // lane 0: x at the step after it
-  };
-  // Copies of `item` into `stage` (the vector path, one commit group per item)
-  // and its halo.
-  const auto stage_item = [&](int64_t item, int stage) {
-    ItemHalo halo;
-    if (item < plan.items) {
-      const RowView r = backward_row<kVectors>(args, item % plan.rows);
-      const int64_t first = (item / plan.rows) * plan.item_steps;
-      if constexpr (kVectors) {
-        const int64_t start = first + lane * V;
-#pragma unroll
-        for (int k = 0; k < kIters; ++k) {
-          staging.template copy<kDesc>(stage, k, 0, args.a, r, start + k * W);
-          staging.template copy<kDesc>(stage, k, 1, args.x, r, start + k * W);
-          if (args.dx != nullptr)
-            staging.template copy<kDesc>(stage, k, 2, args.dx, r, start + k * W);
-        }
-      }
-      if (lane == 0) {
-        halo.a_before = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
-        halo.x_after = to_float(load_row_step<kDesc>(args.x, r, first + plan.item_steps, zero));
-      }
-    }
-    if constexpr (kVectors) commit_copies();
-    return halo;
-  };
-  // The lane's a, x and g of iteration k of the item at `start`.
-  const auto inputs = [&](int stage, const RowView& r, int64_t start, int k) {
-    BackwardLane<T, V> in;
-    if constexpr (kVectors) {
-      in.a = staging.read(stage, k, 0, r, start + k * W, zero);
-      in.x = staging.read(stage, k, 1, r, start + k * W, zero);
-      in.g = args.dx != nullptr ? staging.read(stage, k, 2, r, start + k * W, zero) : splat(zero);
-    } else {
-      in = load_backward_lane<kDesc, T, V>(args, r, start + k * W);
-    }
-    return in;
+  const int run = lane * kIters;  // this lane's slots: run … run + kIters − 1
+  const auto inputs = [&](const RowView& r, int s, int64_t u) {
+    return BackwardLane<T, V>{staging.read(0, s, r, u, zero), staging.read(1, s, r, u, zero),
+                              staging.read(2, s, r, u, zero)};
   };
 
-  int64_t item = claimed_item(claim_ticket(args.lookback, lane));
-  unsigned next_ticket = prefetch ? claim_ticket(args.lookback, lane) : 0u;
-  int stage = 0;
-  ItemHalo halo = stage_item(item, stage);
-  while (item < plan.items) {
-    const int other = kStages > 1 ? stage ^ 1 : 0;
-    int64_t next = plan.items;
-    ItemHalo next_halo;
-    if (prefetch) {
-      next = claimed_item(next_ticket);
-      next_ticket = claim_ticket(args.lookback, lane);
-      next_halo = stage_item(next, other);
-      wait_copies<1>();
-    } else {
-      wait_copies<0>();
-    }
+  unsigned claim = claim_ticket(args.lookback, lane);
+  for (;;) {
+    const int64_t item = claimed_item(claim);
+    if (item >= plan.items) break;
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = backward_row<kVectors>(args, row);
-    const int64_t start = chunk * plan.item_steps + lane * V;
+    const int64_t first = chunk * plan.item_steps, run_first = first + int64_t(run) * V;
+    __syncwarp();  // every lane is done with the previous item's slots
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      const int64_t u = first + int64_t(32 * k + lane) * V;
+      staging.template copy<kDesc>(0, k, args.a, r, u, zero);
+      staging.template copy<kDesc>(1, k, args.x, r, u, zero);
+      if (args.dx != nullptr)
+        staging.template copy<kDesc>(2, k, args.dx, r, u, zero);
+      else
+        staging.write(2, 32 * k + lane, splat(zero));
+    }
+    commit_copies();
+    // The item's halo, loaded while the copies fly: a before it (lane 0), x after it (lane 31).
+    float halo = 0.f;
+    if (lane == 0) halo = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
+    if (lane == 31) halo = to_float(load_row_step<kDesc>(args.x, r, first + plan.item_steps, zero));
     const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
-    // Pass 1: the item's total map. Iteration k's halo needs x of iteration
-    // k + 1 (the item's x_after for the last one) and lane 31's a of k − 1.
-    Affine total = identity_map();
-    {
-      float a_before = halo.a_before;
-      BackwardLane<T, V> in = inputs(stage, r, start, 0);
+    wait_copies<0>();
+    __syncwarp();  // every lane's copies have landed
+
+    const int64_t after = run_first + kIters * V;
+    const float a_before =
+        lane == 0 ? halo : lane_step<kDesc, T>(staging.read(0, run - 1, r, run_first - V, zero), V - 1);
+    const float x_after =
+        lane == 31 ? halo : lane_step<kDesc, T>(staging.read(1, run + kIters, r, after, zero), 0);
+    Affine run_map = identity_map();
+    float gate = a_before;  // a at the step before slot m
 #pragma unroll
-      for (int k = 0; k < kIters; ++k) {
-        const BackwardLane<T, V> after = inputs(stage, r, start, k + 1 < kIters ? k + 1 : k);
-        const float x_next = k + 1 < kIters ? lane_step<kDesc, T>(after.x, 0) : halo.x_after;
-        const Halo h = exchange_halo<kDesc>(in, a_before, x_next, lane);
-        a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in.a, V - 1), 31);
-        total = then(total,
-                     warp_scan(backward_lane_map<kDesc>(in, h, start + k * W, dlast), lane).total);
-        in = after;
-      }
+    for (int m = 0; m < kIters; ++m) {
+      const int64_t u = run_first + m * V;
+      const BackwardLane<T, V> in = inputs(r, run + m, u);
+      run_map = then(run_map, backward_lane_map<kDesc>(in, Halo{gate, 0.f}, u, dlast));
+      gate = lane_step<kDesc, T>(in.a, V - 1);
     }
-    float carry = warp_carry_in(args.lookback, item, chunk, plan.rows, chunk + 1 < plan.chunks,
-                                total, 0.f, lane);
-    // Pass 2: the same maps again, now from the carry, and the stores.
-    {
-      float a_before = halo.a_before;
-      BackwardLane<T, V> in = inputs(stage, r, start, 0);
+    const WarpScan s = warp_scan(run_map, lane);
+    const float carry = warp_carry_in(args.lookback, item, chunk, plan.rows,
+                                      chunk + 1 < plan.chunks, s.total, 0.f, lane);
+    claim = claim_ticket(args.lookback, lane);  // its round trip overlaps the rest
+    __syncwarp();  // the halo reads are done before any slot is overwritten
+
+    float state = apply(s.exclusive, carry);
+    gate = a_before;
+    BackwardLane<T, V> in = inputs(r, run, run_first);
 #pragma unroll
-      for (int k = 0; k < kIters; ++k) {
-        const BackwardLane<T, V> after = inputs(stage, r, start, k + 1 < kIters ? k + 1 : k);
-        const float x_next = k + 1 < kIters ? lane_step<kDesc, T>(after.x, 0) : halo.x_after;
-        const Halo h = exchange_halo<kDesc>(in, a_before, x_next, lane);
-        a_before = __shfl_sync(kFullWarp, lane_step<kDesc, T>(in.a, V - 1), 31);
-        const WarpScan s = warp_scan(backward_lane_map<kDesc>(in, h, start + k * W, dlast), lane);
-        emit_backward<kDesc>(args, r, row, start + k * W, in, h, dlast, x_end,
-                             apply(s.exclusive, carry));
-        carry = apply(s.total, carry);
-        in = after;
-      }
+    for (int m = 0; m < kIters; ++m) {
+      const int64_t u = run_first + m * V;
+      const BackwardLane<T, V> next = inputs(r, run + (m + 1 < kIters ? m + 1 : m), u + V);
+      const float x_next = m + 1 < kIters ? lane_step<kDesc, T>(next.x, 0) : x_after;
+      LaneWords da, db;
+      state = backward_lane_outputs<kDesc>(args, r, row, u, in, Halo{gate, x_next}, dlast, x_end,
+                                           state, da, db);
+      staging.write(1, run + m, da);
+      staging.write(2, run + m, db);
+      gate = lane_step<kDesc, T>(in.a, V - 1);
+      in = next;
     }
-    if (!prefetch) {
-      next = claimed_item(claim_ticket(args.lookback, lane));
-      next_halo = stage_item(next, other);
+    __syncwarp();  // every lane's da and db are in its slots
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      const int64_t u = first + int64_t(32 * k + lane) * V;
+      store_lane<kDesc>(args.da, r, u, staging.read(1, 32 * k + lane, r, u, zero));
+      store_lane<kDesc>(args.db, r, u, staging.read(2, 32 * k + lane, r, u, zero));
     }
-    item = next;
-    halo = next_halo;
-    stage = other;
   }
 }
 
-// Dynamic shared memory of the lookback kernel (its staging; none on the scalar path).
-template <bool kVectors, int kIters>
+// Dynamic shared memory of the lookback kernel (its item staging).
+template <int kIters>
 constexpr int backward_lookback_shared_bytes() {
-  return kVectors ? warp_staging_bytes<kIters, 3>(kBdtWarpsPerBlock) : 0;
+  return item_staging_bytes<kIters, 3>(kBdtLookbackWarps);
 }
 
 }  // namespace flashrnn::scan_kernels

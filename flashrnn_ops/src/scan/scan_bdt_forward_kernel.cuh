@@ -35,11 +35,13 @@ __device__ __forceinline__ Affine lane_map(const LaneWords& a, const LaneWords& 
   return m;
 }
 
-// The lane's V states from the state entering them; stores them (and `last`).
+// The lane's V states from the state entering them, packed (and `last`, when
+// the row's final step is among them); returns the state leaving them.
 template <bool kDesc, class T>
-__device__ __forceinline__ void emit_forward(const BdtForwardArgs<T>& args, const RowView& r,
-                                             int64_t row, int64_t u, const LaneWords& a,
-                                             const LaneWords& b, float state) {
+__device__ __forceinline__ float forward_lane_outputs(const BdtForwardArgs<T>& args,
+                                                      const RowView& r, int64_t row, int64_t u,
+                                                      const LaneWords& a, const LaneWords& b,
+                                                      float state, LaneWords& x_words) {
   constexpr int V = kLaneVector<T>;
   const int final_step = final_step_in_lane(r, u, V);
   float x[V];
@@ -49,7 +51,18 @@ __device__ __forceinline__ void emit_forward(const BdtForwardArgs<T>& args, cons
     x[j] = state;
     if (j == final_step) args.last[row] = from_float<T>(state);
   }
-  store_lane<kDesc>(args.x, r, u, pack_lane<kDesc, T>(x));
+  x_words = pack_lane<kDesc, T>(x);
+  return state;
+}
+
+// The lane's V states from the state entering them; stores them (and `last`).
+template <bool kDesc, class T>
+__device__ __forceinline__ void emit_forward(const BdtForwardArgs<T>& args, const RowView& r,
+                                             int64_t row, int64_t u, const LaneWords& a,
+                                             const LaneWords& b, float state) {
+  LaneWords x;
+  forward_lane_outputs<kDesc>(args, r, row, u, a, b, state, x);
+  store_lane<kDesc>(args.x, r, u, x);
 }
 
 // kVectors: 16-byte accesses (T % V == 0, aligned tensors); a template
@@ -100,104 +113,78 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
   }
 }
 
-// lookback: persistent warps take items (kIters iterations of one row) from the
-// ticket counter. An item's inputs wait in the warp's shared memory (vector
-// path; the scalar path reads global memory) and are read twice: for the
-// item's total map, which the look-back needs, and, once the state entering the
-// item is known, to scan again and write x. Registers stay few whatever the
-// item length, and long items spread each look-back over more bytes.
-// plan.prefetch (two stages only): the next item is claimed and copied while
-// this one waits on its look-back; otherwise only after this one is written.
+// lookback: persistent warps take items (kIters iterations of one row, i.e.
+// 32·kIters·V steps) from the ticket counter, one at a time. The item is copied
+// into the warp's shared memory (scan_warp_staging.cuh); lane l composes its
+// run of kIters·V consecutive steps; one warp scan gives each lane the map from
+// the state entering the item to its run, and the item's total map, which the
+// look-back turns into the entering state; each lane then writes its run's x
+// over its b slots, and the warp copies them out with coalesced stores.
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(kBdtThreadsPerBlock, kIters >= 8 ? 1 : 3)
+__global__ void __launch_bounds__(32 * kBdtLookbackWarps)
     scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
-  constexpr int kStages = lookback_stages(kIters);
-  using Staging = WarpStaging<kIters, 2>;  // a, b
+  using Staging = ItemStaging<kIters, 2>;  // a, b (then x)
   extern __shared__ __align__(16) unsigned char block_shared[];
   const BdtPlan& plan = args.plan;
-  const bool prefetch = kStages > 1 && plan.prefetch;
   const int lane = threadIdx.x % 32;
-  const int64_t W = plan.iteration_steps;
   const T one = from_float<T>(1.f), zero = from_float<T>(0.f);
   const Staging staging = Staging::of_warp(block_shared, threadIdx.x / 32, lane);
-  // Copies of `item` into `stage` (the vector path), one commit group per item.
-  const auto stage_item = [&](int64_t item, int stage) {
-    if constexpr (kVectors) {
-      if (item < plan.items) {
-        const RowView r = forward_row<kVectors>(args, item % plan.rows);
-        const int64_t start = (item / plan.rows) * plan.item_steps + lane * V;
-#pragma unroll
-        for (int k = 0; k < kIters; ++k) {
-          staging.template copy<kDesc>(stage, k, 0, args.a, r, start + k * W);
-          staging.template copy<kDesc>(stage, k, 1, args.b, r, start + k * W);
-        }
-      }
-      commit_copies();
-    }
-  };
-  // The lane's a and b of iteration k of the item at `start`.
-  const auto inputs = [&](int stage, const RowView& r, int64_t start, int k, LaneWords& a,
-                          LaneWords& b) {
-    if constexpr (kVectors) {
-      a = staging.read(stage, k, 0, r, start + k * W, one);
-      b = staging.read(stage, k, 1, r, start + k * W, zero);
-    } else {
-      a = load_lane<kDesc, T>(args.a, r, start + k * W, one);
-      b = load_lane<kDesc, T>(args.b, r, start + k * W, zero);
-    }
-  };
+  const int run = lane * kIters;  // this lane's slots: run … run + kIters − 1
 
-  int64_t item = claimed_item(claim_ticket(args.lookback, lane));
-  unsigned next_ticket = prefetch ? claim_ticket(args.lookback, lane) : 0u;
-  int stage = 0;
-  stage_item(item, stage);
-  while (item < plan.items) {
-    const int other = kStages > 1 ? stage ^ 1 : 0;
-    int64_t next = plan.items;
-    if (prefetch) {
-      next = claimed_item(next_ticket);
-      next_ticket = claim_ticket(args.lookback, lane);
-      stage_item(next, other);  // in flight while this item waits on its look-back
-      wait_copies<1>();
-    } else {
-      wait_copies<0>();
-    }
+  unsigned claim = claim_ticket(args.lookback, lane);
+  for (;;) {
+    const int64_t item = claimed_item(claim);
+    if (item >= plan.items) break;
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = forward_row<kVectors>(args, row);
-    const int64_t start = chunk * plan.item_steps + lane * V;
-    Affine total = identity_map();
+    const int64_t first = chunk * plan.item_steps, run_first = first + int64_t(run) * V;
+    __syncwarp();  // every lane is done with the previous item's slots
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      LaneWords a, b;
-      inputs(stage, r, start, k, a, b);
-      total = then(total, warp_scan(lane_map<kDesc, T>(a, b), lane).total);
+      const int64_t u = first + int64_t(32 * k + lane) * V;
+      staging.template copy<kDesc>(0, k, args.a, r, u, one);
+      staging.template copy<kDesc>(1, k, args.b, r, u, zero);
     }
-    const float chain_start =
-        (chunk == 0 && args.x0 != nullptr) ? to_float(args.x0[row]) : 0.f;
-    float carry = warp_carry_in(args.lookback, item, chunk, plan.rows, chunk + 1 < plan.chunks,
-                                total, chain_start, lane);
+    commit_copies();
+    const float chain_start = (chunk == 0 && args.x0 != nullptr) ? to_float(args.x0[row]) : 0.f;
+    wait_copies<0>();
+    __syncwarp();  // every lane's copies have landed
+
+    Affine run_map = identity_map();
+#pragma unroll
+    for (int m = 0; m < kIters; ++m) {
+      const int64_t u = run_first + m * V;
+      run_map = then(run_map, lane_map<kDesc, T>(staging.read(0, run + m, r, u, one),
+                                                 staging.read(1, run + m, r, u, zero)));
+    }
+    const WarpScan s = warp_scan(run_map, lane);
+    const float carry = warp_carry_in(args.lookback, item, chunk, plan.rows,
+                                      chunk + 1 < plan.chunks, s.total, chain_start, lane);
+    claim = claim_ticket(args.lookback, lane);  // its round trip overlaps the rest
+
+    float state = apply(s.exclusive, carry);
+#pragma unroll
+    for (int m = 0; m < kIters; ++m) {
+      const int64_t u = run_first + m * V;
+      LaneWords x;
+      state = forward_lane_outputs<kDesc>(args, r, row, u, staging.read(0, run + m, r, u, one),
+                                          staging.read(1, run + m, r, u, zero), state, x);
+      staging.write(1, run + m, x);
+    }
+    __syncwarp();  // every lane's x is in its slots
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
-      LaneWords a, b;
-      inputs(stage, r, start, k, a, b);
-      const WarpScan s = warp_scan(lane_map<kDesc, T>(a, b), lane);
-      emit_forward<kDesc>(args, r, row, start + k * W, a, b, apply(s.exclusive, carry));
-      carry = apply(s.total, carry);
+      const int64_t u = first + int64_t(32 * k + lane) * V;
+      store_lane<kDesc>(args.x, r, u, staging.read(1, 32 * k + lane, r, u, zero));
     }
-    if (!prefetch) {
-      next = claimed_item(claim_ticket(args.lookback, lane));
-      stage_item(next, other);
-    }
-    item = next;
-    stage = other;
   }
 }
 
-// Dynamic shared memory of the lookback kernel (its staging; none on the scalar path).
-template <bool kVectors, int kIters>
+// Dynamic shared memory of the lookback kernel (its item staging).
+template <int kIters>
 constexpr int forward_lookback_shared_bytes() {
-  return kVectors ? warp_staging_bytes<kIters, 2>(kBdtWarpsPerBlock) : 0;
+  return item_staging_bytes<kIters, 2>(kBdtLookbackWarps);
 }
 
 }  // namespace flashrnn::scan_kernels

@@ -29,10 +29,10 @@ inline cudaError_t prepare_lookback(const BdtPlan& plan, void* workspace, cudaSt
   return cudaMemsetAsync(workspace, 0, layout.total_bytes, stream);
 }
 
-// The persistent grid of a warp kernel (scan_resident_blocks.cuh).
+// The persistent grid of a lookback kernel (scan_resident_blocks.cuh).
 template <auto kKernel>
 cudaError_t resident_blocks(int shared_bytes, int& blocks) {
-  return resident_blocks_of<kKernel, kBdtThreadsPerBlock, false>(shared_bytes, blocks);
+  return resident_blocks_of<kKernel, 32 * kBdtLookbackWarps, false>(shared_bytes, blocks);
 }
 
 // The plan's cap on resident blocks per SM (blocks_per_sm, 0: none) applied to `resident`.
@@ -46,23 +46,24 @@ inline cudaError_t cap_blocks(const BdtPlan& plan, int& resident) {
   return cudaSuccess;
 }
 
-// march: one warp per row. lookback: a persistent grid, no larger than the
-// items, with `lookback_shared` bytes of dynamic shared memory per block.
+// march: one warp per row, kBdtWarpsPerBlock per block. lookback: a
+// persistent grid of kBdtLookbackWarps-warp blocks, no larger than the items,
+// with `lookback_shared` bytes of dynamic shared memory per block.
 template <auto kMarch, auto kLookback, class Args>
 cudaError_t launch(const Args& args, int lookback_shared, cudaStream_t stream) {
   const BdtPlan& plan = args.plan;
-  constexpr int64_t kWarps = kBdtWarpsPerBlock;
-  int64_t blocks = (plan.rows + kWarps - 1) / kWarps;
+  int64_t blocks = (plan.rows + kBdtWarpsPerBlock - 1) / kBdtWarpsPerBlock;
   if (plan.mode == BdtMode::kLookback) {
     int resident = 0;
-    if (const cudaError_t e = resident_blocks<kLookback>(lookback_shared, resident)) return e;
+    if (const cudaError_t e = resident_blocks<kLookback>(lookback_shared, resident))
+      return e;
     if (const cudaError_t e = cap_blocks(plan, resident)) return e;
-    const int64_t wanted = (plan.items + kWarps - 1) / kWarps;
+    const int64_t wanted = (plan.items + kBdtLookbackWarps - 1) / kBdtLookbackWarps;
     blocks = wanted < resident ? wanted : resident;
   }
   if (blocks < 1 || blocks > INT_MAX) return cudaErrorInvalidConfiguration;
   if (plan.mode == BdtMode::kLookback)
-    kLookback<<<unsigned(blocks), kBdtThreadsPerBlock, lookback_shared, stream>>>(args);
+    kLookback<<<unsigned(blocks), 32 * kBdtLookbackWarps, lookback_shared, stream>>>(args);
   else
     kMarch<<<unsigned(blocks), kBdtThreadsPerBlock, 0, stream>>>(args);
   return cudaGetLastError();
@@ -79,26 +80,24 @@ template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args
 cudaError_t launch_forward_sized(const Args& args, cudaStream_t stream) {
   return launch<scan_bdt_forward_march<T, kDesc, kVectors, kDepth>,
                 scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>>(
-      args, forward_lookback_shared_bytes<kVectors, kIters>(), stream);
+      args, forward_lookback_shared_bytes<kIters>(), stream);
 }
 
 template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
 cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
   return launch<scan_bdt_backward_march<T, kDesc, kVectors, kDepth>,
                 scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>>(
-      args, backward_lookback_shared_bytes<kVectors, kIters>(), stream);
+      args, backward_lookback_shared_bytes<kIters>(), stream);
 }
 
 // Calls f(std::integral_constant<int, K>{}) for the plan's item length K (the
-// lookback kernels are compiled for 2, 4, 8 and 16 iterations per item). The
+// lookback kernels are compiled for 8 and 16 iterations per item). The
 // item length must be the plan's: it sized the workspace and cuts the rows
 // (before, the scalar path always ran items of 2 iterations, so under items = 4
 // half of every item was never written: the NaNs of the v4 run).
 template <class F>
 cudaError_t with_item_iterations(const BdtPlan& plan, F&& f) {
   switch (plan.item_iterations) {
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
     case 8: return f(std::integral_constant<int, 8>{});
     case 16: return f(std::integral_constant<int, 16>{});
   }
@@ -174,19 +173,19 @@ cudaError_t launch_bdt_backward(const ScanBackwardParams& p, const BdtPlan& plan
 // Blocks the [B, D, T] warp kernel of this plan launches (for benchmark reports).
 template <class T>
 cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
-  const int64_t warps = kBdtWarpsPerBlock;
   if (plan.mode != BdtMode::kLookback) {
-    blocks = int((plan.rows + warps - 1) / warps);
+    blocks = int((plan.rows + kBdtWarpsPerBlock - 1) / kBdtWarpsPerBlock);
     return cudaSuccess;
   }
+  const int64_t warps = kBdtLookbackWarps;
   int resident = 0;
   const cudaError_t e = bdt_detail::with_item_iterations(plan, [&](auto iters) {
     constexpr int kIters = decltype(iters)::value;
     using bdt_detail::resident_blocks;
     return backward ? resident_blocks<scan_bdt_backward_lookback<T, true, true, kIters>>(
-                          backward_lookback_shared_bytes<true, kIters>(), resident)
+                          backward_lookback_shared_bytes<kIters>(), resident)
                     : resident_blocks<scan_bdt_forward_lookback<T, false, true, kIters>>(
-                          forward_lookback_shared_bytes<true, kIters>(), resident);
+                          forward_lookback_shared_bytes<kIters>(), resident);
   });
   if (e != cudaSuccess) return e;
   if (const cudaError_t c = bdt_detail::cap_blocks(plan, resident)) return c;

@@ -33,16 +33,16 @@ enum class BdtMode { kAuto, kMarch, kLookback };
 struct BdtChoice {
   BdtMode mode = BdtMode::kAuto;
   int depth = 4;            // march: iterations whose loads are in flight (2 or 4)
-  int item_iterations = 4;  // lookback: iterations per item (2, 4, 8 or 16)
-  // lookback: claim and copy the next item while the current one waits on its
-  // look-back (true), or only after it is written (false: every claimed item is
-  // being worked on, so its map is published soon; CUB's order).
-  bool prefetch = true;
-  int blocks_per_sm = 0;  // lookback: at most this many blocks per SM (0: as many as fit)
+  int item_iterations = 16;  // lookback: iterations per item (8 or 16)
+  int blocks_per_sm = 0;     // lookback: at most this many blocks per SM (0: as many as fit)
 };
 
 constexpr int kBdtWarpsPerBlock = 8;
 constexpr int kBdtThreadsPerBlock = 32 * kBdtWarpsPerBlock;
+// Warps per block of the lookback kernels: an item of 16 iterations takes 16
+// (forward) or 24 KB (backward) of shared memory per warp, so small blocks fit
+// more warps on an SM.
+constexpr int kBdtLookbackWarps = 4;
 // About the warps per SM the march kernels keep resident (their launch bounds
 // allow 16 to 32).
 constexpr int kBdtMarchWarpsPerSm = 24;
@@ -52,8 +52,7 @@ struct BdtPlan {
   int64_t iteration_steps = 128;  // 32·V
   BdtMode mode = BdtMode::kMarch;
   int depth = 4;                 // march
-  int item_iterations = 4;       // lookback
-  bool prefetch = true;          // lookback
+  int item_iterations = 16;      // lookback
   int blocks_per_sm = 0;         // lookback
   int64_t rows = 0;              // B·D
   int64_t steps = 0;             // T
@@ -71,7 +70,6 @@ inline BdtPlan make_bdt_plan(const ScanShape& shape, const BdtChoice& choice, in
   p.steps = shape.steps;
   p.depth = choice.depth;
   p.item_iterations = choice.item_iterations;
-  p.prefetch = choice.prefetch;
   p.blocks_per_sm = choice.blocks_per_sm;
   const int64_t item_steps = p.iteration_steps * p.item_iterations;
   const int64_t chunks = (shape.steps + item_steps - 1) / item_steps;

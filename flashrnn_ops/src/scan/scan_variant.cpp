@@ -46,10 +46,8 @@ ScanVariant parse_scan_variant(const std::string& text, bool& ok) {
       v.bdt.mode = BdtMode::kLookback;
     } else if (key == "depth" && (value == "2" || value == "4")) {
       v.bdt.depth = std::atoi(value.c_str());
-    } else if (key == "items" && (value == "2" || value == "4" || value == "8" || value == "16")) {
+    } else if (key == "items" && (value == "8" || value == "16")) {
       v.bdt.item_iterations = std::atoi(value.c_str());
-    } else if (key == "prefetch" && (value == "0" || value == "1")) {
-      v.bdt.prefetch = value == "1";
     } else if (key == "blocks_per_sm" && value.size() == 1 && value[0] >= '0' && value[0] <= '8') {
       v.bdt.blocks_per_sm = value[0] - '0';
     } else {
@@ -66,7 +64,6 @@ std::string describe_scan_variant(const ScanVariant& v) {
   std::ostringstream s;
   s << "bdt=" << (v.bdt_warp ? "warp" : "tile") << ",mode=" << mode << ",depth=" << v.bdt.depth
     << ",items=" << v.bdt.item_iterations;
-  if (!v.bdt.prefetch) s << ",prefetch=0";
   if (v.bdt.blocks_per_sm > 0) s << ",blocks_per_sm=" << v.bdt.blocks_per_sm;
   return s.str();
 }

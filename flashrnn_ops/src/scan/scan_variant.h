@@ -10,8 +10,7 @@
 //                            the tile kernels; lookback (forced) is experimental —
 //                            it hung and gave NaN on the H200 (experiments/scan/NOTES.md)
 //   depth=2|4                march: iterations in flight
-//   items=2|4|8|16           lookback: iterations per item
-//   prefetch=0|1             lookback: claim and copy the next item early (1, default)
+//   items=8|16               lookback: iterations per item
 //   blocks_per_sm=0..8       lookback: cap on resident blocks per SM (0: none)
 // e.g. FLASHRNN_SCAN_VARIANT="mode=lookback,items=2".
 #pragma once

@@ -1,10 +1,17 @@
-// A lookback warp's copies of its items into shared memory (cp.async): the
-// item's inputs wait there, not in registers, until the warp knows the state
-// entering the item, and with two stages the next item's loads are in flight
-// while the warp waits on the look-back of the current one. Lane l copies and later
-// reads back only its own 16-byte slots (slot k·32 + l: a warp-wide copy is 512
-// contiguous bytes of global memory, a warp-wide read is conflict-free), so
-// only the lane's own cp.async.wait is needed, never a barrier.
+// A lookback warp's item in shared memory. The item is copied in with
+// coalesced accesses — iteration k of a tensor is lane l's 16-byte vector at
+// slot 32·k + l, so one warp-wide copy is 512 contiguous bytes — and read back
+// transposed: lane l takes the kIters consecutive slots l·kIters … l·kIters +
+// kIters − 1, a contiguous run of kIters·V scan steps, and composes them
+// serially in registers. The warp then needs one shuffle scan per item, not
+// one per iteration, which is what made long items compute-bound.
+//
+// Slot s holds scan steps [s·V, s·V + V) of the item, its words in memory order
+// (lane_step reads them in scan order). It sits at physical slot
+// s ^ ((s / kIters) mod 8): for the copies (s = 32k + l) s / kIters is the same
+// for the 8 lanes of a quarter-warp, for the transposed reads (s = l·kIters + m)
+// it is l, so both put the 8 lanes of a quarter-warp in 8 different 16-byte
+// bank groups: no bank conflicts either way.
 #pragma once
 
 #include <cstdint>
@@ -14,45 +21,50 @@
 
 namespace flashrnn::scan_kernels {
 
-// Stages a lookback kernel keeps per warp: two (the next item copied while the
-// current one waits) up to 8 iterations per item; one for longer items, whose
-// single stage already takes 16-24 KB per warp.
-constexpr int lookback_stages(int iterations) { return iterations >= 16 ? 1 : 2; }
-
-// Shared memory of one block of lookback warps: kStages stages × kIters
-// iterations × kTensors tensors × 32 lanes × 16 bytes per warp.
-template <int kIters, int kTensors, int kStages = lookback_stages(kIters)>
-constexpr int warp_staging_bytes(int warps) {
-  return warps * kStages * kIters * kTensors * 32 * 16;
+// Shared memory of one block of lookback warps: kTensors tensors × kIters·32
+// slots of 16 bytes per warp.
+template <int kIters, int kTensors>
+constexpr int item_staging_bytes(int warps) {
+  return warps * kTensors * kIters * 32 * 16;
 }
 
-template <int kIters, int kTensors, int kStages = lookback_stages(kIters)>
-struct WarpStaging {
+template <int kIters, int kTensors>
+struct ItemStaging {
+  static_assert(kIters % 8 == 0, "the swizzle needs runs of at least 8 slots per lane");
+  static constexpr int kSlots = kIters * 32;
   uint4* base;  // this warp's part of the block's dynamic shared memory
   int lane;
 
-  __device__ static WarpStaging of_warp(unsigned char* block_shared, int warp, int lane) {
-    return {reinterpret_cast<uint4*>(block_shared) + warp * kStages * kIters * kTensors * 32, lane};
+  __device__ static ItemStaging of_warp(unsigned char* block_shared, int warp, int lane) {
+    return {reinterpret_cast<uint4*>(block_shared) + warp * kTensors * kSlots, lane};
   }
-  __device__ uint4* slot(int stage, int k, int tensor) const {
-    return base + ((stage * kIters + k) * kTensors + tensor) * 32 + lane;
+  __device__ uint4* at(int tensor, int s) const {
+    return base + tensor * kSlots + (s ^ ((s / kIters) & 7));
   }
-  // Issues the copy of the lane's vector of tensor p at scan step u (the caller
-  // commits); vectors past the row's end are not copied.
+  // Copies this lane's vector of iteration k of tensor p (slot 32·k + lane),
+  // scan steps u … u + V − 1, u = first + (32·k + lane)·V. The vector path
+  // copies asynchronously (the caller commits) and skips vectors past the
+  // row's end; the scalar path loads (fill outside the row) and stores.
   template <bool kDescending, class T>
-  __device__ void copy(int stage, int k, int tensor, const T* p, const RowView& r,
-                       int64_t u) const {
+  __device__ void copy(int tensor, int k, const T* p, const RowView& r, int64_t u, T fill) const {
     constexpr int V = kLaneVector<T>;
-    if (u < r.steps)
-      copy_async<16>(slot(stage, k, tensor), p + r.base + (kDescending ? r.steps - u - V : u));
+    uint4* slot = at(tensor, 32 * k + lane);
+    if (r.vectors) {
+      if (u < r.steps) copy_async<16>(slot, p + r.base + (kDescending ? r.steps - u - V : u));
+    } else {
+      const LaneWords w = load_lane<kDescending, T>(p, r, u, fill);
+      *slot = make_uint4(w.w[0], w.w[1], w.w[2], w.w[3]);
+    }
   }
-  // The copied vector (after wait_copies), or `fill` past the row's end.
+  // Slot s as words, or `fill` when its steps (from scan step u) are past the row's end.
   template <class T>
-  __device__ LaneWords read(int stage, int k, int tensor, const RowView& r, int64_t u,
-                            T fill) const {
+  __device__ LaneWords read(int tensor, int s, const RowView& r, int64_t u, T fill) const {
     if (u >= r.steps) return splat(fill);
-    const uint4 v = *slot(stage, k, tensor);
+    const uint4 v = *at(tensor, s);
     return LaneWords{{v.x, v.y, v.z, v.w}};
+  }
+  __device__ void write(int tensor, int s, const LaneWords& w) const {
+    *at(tensor, s) = make_uint4(w.w[0], w.w[1], w.w[2], w.w[3]);
   }
 };
 
