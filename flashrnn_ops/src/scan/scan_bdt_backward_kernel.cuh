@@ -253,9 +253,10 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
       gate = lane_step<kDesc, T>(in.a, V - 1);
     }
     const WarpScan s = warp_scan(run_map, lane);
+    // The next ticket now: its round trip overlaps the look-back and pass 2.
+    claim = claim_ticket(args.lookback, lane);
     const float carry = warp_carry_in(args.lookback, item, chunk, plan.rows,
                                       chunk + 1 < plan.chunks, s.total, 0.f, lane);
-    claim = claim_ticket(args.lookback, lane);  // its round trip overlaps the rest
     __syncwarp();  // the halo reads are done before any slot is overwritten
 
     float state = apply(s.exclusive, carry);

@@ -159,9 +159,10 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
                                                  staging.read(1, run + m, r, u, zero)));
     }
     const WarpScan s = warp_scan(run_map, lane);
+    // The next ticket now: its round trip overlaps the look-back and pass 2.
+    claim = claim_ticket(args.lookback, lane);
     const float carry = warp_carry_in(args.lookback, item, chunk, plan.rows,
                                       chunk + 1 < plan.chunks, s.total, chain_start, lane);
-    claim = claim_ticket(args.lookback, lane);  // its round trip overlaps the rest
 
     float state = apply(s.exclusive, carry);
 #pragma unroll

@@ -80,15 +80,6 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t i
     int64_t newest = item - stride;  // window entry e is item newest − e·stride
     int64_t remaining = chunk;       // predecessors not consumed yet
     for (;;) {
-      // Until the nearest predecessor not consumed yet has published anything,
-      // the window is useless: poll that one descriptor (lane 0, 16 bytes), not
-      // the whole window (2 KB per warp per poll, which, from hundreds of
-      // waiting warps, loads the L2 that the data streams through).
-      for (;;) {
-        const uint32_t status = lane == 0 ? load_descriptor(lb.descriptors + newest).x : 0u;
-        if (__shfl_sync(kFullWarp, status, 0) != kItemPending) break;
-        __nanosleep(64);
-      }
       uint4 d[E];
       unsigned first_pending, first_inclusive;
       for (;;) {
@@ -113,7 +104,15 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t i
         first_pending = min(__reduce_min_sync(kFullWarp, my_pending), unsigned(32 * E));
         first_inclusive = __reduce_min_sync(kFullWarp, my_inclusive);
         if (first_pending > 0 || first_inclusive == 0) break;
-        __nanosleep(64);
+        // The nearest predecessor has published nothing yet, so the window is
+        // useless until it does: poll that one descriptor (lane 0, 16 bytes),
+        // not the whole window (2 KB per warp per poll, which, from hundreds
+        // of waiting warps, loads the L2 that the data streams through).
+        for (;;) {
+          __nanosleep(64);
+          const uint32_t status = lane == 0 ? load_descriptor(lb.descriptors + newest).x : 0u;
+          if (__shfl_sync(kFullWarp, status, 0) != kItemPending) break;
+        }
       }
       // Entries before the first pending one are usable; the first inclusive
       // one among them ends the walk.
