@@ -253,10 +253,11 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
       gate = lane_step<kDesc, T>(in.a, V - 1);
     }
     const WarpScan s = warp_scan(run_map, lane);
-    // The next ticket now: its round trip overlaps the look-back and pass 2.
-    claim = claim_ticket(args.lookback, lane);
-    const float carry = warp_carry_in(args.lookback, item, chunk, plan.rows,
+    const float carry = warp_carry_in(args.lookback, row, plan.chunks, chunk,
                                       chunk + 1 < plan.chunks, s.total, 0.f, lane);
+    // The next ticket now (not earlier: a claimed item should be worked on at
+    // once, or its successors wait for its map); the round trip overlaps pass 2.
+    claim = claim_ticket(args.lookback, lane);
     __syncwarp();  // the halo reads are done before any slot is overwritten
 
     float state = apply(s.exclusive, carry);

@@ -159,10 +159,11 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
                                                  staging.read(1, run + m, r, u, zero)));
     }
     const WarpScan s = warp_scan(run_map, lane);
-    // The next ticket now: its round trip overlaps the look-back and pass 2.
-    claim = claim_ticket(args.lookback, lane);
-    const float carry = warp_carry_in(args.lookback, item, chunk, plan.rows,
+    const float carry = warp_carry_in(args.lookback, row, plan.chunks, chunk,
                                       chunk + 1 < plan.chunks, s.total, chain_start, lane);
+    // The next ticket now (not earlier: a claimed item should be worked on at
+    // once, or its successors wait for its map); the round trip overlaps pass 2.
+    claim = claim_ticket(args.lookback, lane);
 
     float state = apply(s.exclusive, carry);
 #pragma unroll

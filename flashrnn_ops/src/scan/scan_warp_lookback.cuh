@@ -31,7 +31,7 @@ constexpr int kLookbackPerLane = 4;
 // Pointers into the look-back workspace (bdt_lookback_layout).
 struct WarpLookback {
   uint32_t* ticket = nullptr;
-  uint4* descriptors = nullptr;  // [items] {status, a, b, state}
+  uint4* descriptors = nullptr;  // [rows][chunks] {status, a, b, state}
 };
 
 // Relaxed, gpu-scope accesses (not weak ones): the look-back re-reads a
@@ -65,21 +65,32 @@ __device__ __forceinline__ int64_t claimed_item(unsigned ticket) {
   return int64_t(__shfl_sync(kFullWarp, ticket, 0));
 }
 
-// The state entering `item`, in every lane; every lane of the warp calls it.
-// `chunk` is the item's position in its row (its predecessor is `stride` items
-// before it), `total` its own map, `chain_start` the state before the row.
-__device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t item,
-                                               int64_t chunk, int64_t stride, bool has_successor,
-                                               Affine total, float chain_start, int lane) {
+// The state entering the item at position `chunk` of row `row`, in every lane;
+// every lane of the warp calls it. `total` is the item's own map, `chain_start`
+// the state before the row. Descriptors are kept row by row ([row][chunk], not
+// in ticket order), so a window of predecessors is 2 KB of contiguous memory.
+__device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t row, int64_t chunks,
+                                               int64_t chunk, bool has_successor, Affine total,
+                                               float chain_start, int lane) {
+  uint4* const row_descriptors = lb.descriptors + row * chunks;
   constexpr int E = kLookbackPerLane;
   constexpr unsigned kNone = 0xffffffffu;
   float carry = chain_start;
   if (chunk > 0) {
-    if (lane == 0) store_descriptor(lb.descriptors + item, kItemAggregate, total, 0.f);
+    if (lane == 0) store_descriptor(row_descriptors + chunk, kItemAggregate, total, 0.f);
     Affine later = identity_map();  // maps of the items consumed so far
-    int64_t newest = item - stride;  // window entry e is item newest − e·stride
+    int64_t newest = chunk - 1;      // window entry e is chunk newest − e
     int64_t remaining = chunk;       // predecessors not consumed yet
     for (;;) {
+      // Until the nearest predecessor not consumed yet has published anything,
+      // the window is useless: poll that one descriptor (lane 0, 16 bytes), not
+      // the whole window (2 KB per warp per poll, which, from hundreds of
+      // waiting warps, loads the L2 that the data streams through).
+      for (;;) {
+        const uint32_t status = lane == 0 ? load_descriptor(row_descriptors + newest).x : 0u;
+        if (__shfl_sync(kFullWarp, status, 0) != kItemPending) break;
+        __nanosleep(64);
+      }
       uint4 d[E];
       unsigned first_pending, first_inclusive;
       for (;;) {
@@ -87,7 +98,7 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t i
 #pragma unroll
         for (int q = 0; q < E; ++q) {
           const int e = lane * E + q;
-          d[q] = e < remaining ? load_descriptor(lb.descriptors + (newest - e * stride))
+          d[q] = e < remaining ? load_descriptor(row_descriptors + (newest - e))
                                : make_uint4(kItemPending, 0u, 0u, 0u);
         }
 #pragma unroll
@@ -104,15 +115,7 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t i
         first_pending = min(__reduce_min_sync(kFullWarp, my_pending), unsigned(32 * E));
         first_inclusive = __reduce_min_sync(kFullWarp, my_inclusive);
         if (first_pending > 0 || first_inclusive == 0) break;
-        // The nearest predecessor has published nothing yet, so the window is
-        // useless until it does: poll that one descriptor (lane 0, 16 bytes),
-        // not the whole window (2 KB per warp per poll, which, from hundreds
-        // of waiting warps, loads the L2 that the data streams through).
-        for (;;) {
-          __nanosleep(64);
-          const uint32_t status = lane == 0 ? load_descriptor(lb.descriptors + newest).x : 0u;
-          if (__shfl_sync(kFullWarp, status, 0) != kItemPending) break;
-        }
+        __nanosleep(64);
       }
       // Entries before the first pending one are usable; the first inclusive
       // one among them ends the walk.
@@ -135,12 +138,12 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t i
         carry = apply(later, __shfl_sync(kFullWarp, state, int(first_inclusive / E)));
         break;
       }
-      newest -= int64_t(count) * stride;
+      newest -= int64_t(count);
       remaining -= count;
     }
   }
   if (has_successor && lane == 0)
-    store_descriptor(lb.descriptors + item, kItemInclusive, total, apply(total, carry));
+    store_descriptor(row_descriptors + chunk, kItemInclusive, total, apply(total, carry));
   return carry;
 }
 
