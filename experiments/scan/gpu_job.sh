@@ -13,10 +13,8 @@
 # them) are used if they start; otherwise the scan-only tree (standalone/) is
 # configured with this machine's python3 and built here (several minutes more).
 #
-# The warp look-back kernels (FLASHRNN_SCAN_VARIANT=mode=lookback) hung and gave
-# NaN on the H200 in the first v4 run; they are not run here. To try them
-# anyway: SCAN_EXTRA_VARIANTS="mode=lookback" (tests under a 60 s timeout each,
-# then scanbench under 90 s).
+# More variants (FLASHRNN_SCAN_VARIANT syntax): SCAN_EXTRA_VARIANTS="mode=lookback,items=8 ..."
+# (the look-back tests under a 60 s timeout each, then scanbench's [B, D, T] cases).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT="$PWD"
@@ -108,7 +106,7 @@ sanitize() {  # tool
 step "tests: the whole scan suite on the default kernels"
 run_tests "" '.'
 for v in ${SCAN_EXTRA_VARIANTS:-}; do
-  step "tests: CUDA tests under $v (experimental)"
+  step "tests: CUDA tests under $v"
   run_tests "$v" '^ScanCuda\.(SmallShapesEveryPath|MisalignedTensors|LongSequencesFewChannels|ManyRows)$'
 done
 

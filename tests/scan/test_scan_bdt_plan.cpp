@@ -60,23 +60,16 @@ TEST(ScanBdtPlan, ForcedModes) {
   EXPECT_EQ(p.chunks, 4096 / (16 * 128));  // the default items: 16 iterations of 128 steps
 }
 
-// By default only march plans run on the warp kernels; few rows of long T go
-// to the tile kernels unless the look-back is forced.
-TEST(ScanBdtPlan, DefaultRunsLookBackShapesOnTheTileKernels) {
+// By default many rows march and few rows of several items go to the look-back.
+TEST(ScanBdtPlan, AutoMarchesManyRowsAndLooksBackOverFewLongOnes) {
   const BdtChoice auto_choice;
-  const BdtPlan many = make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kBFloat16), auto_choice, 132);
-  EXPECT_TRUE(bdt_plan_on_warp_kernels(many, auto_choice));
-  const BdtPlan few = make_bdt_plan(bdt_shape(1, 16, int64_t(1) << 20, ScanDtype::kFloat32), auto_choice, 132);
-  EXPECT_EQ(few.mode, BdtMode::kLookback);
-  EXPECT_FALSE(bdt_plan_on_warp_kernels(few, auto_choice));
+  EXPECT_EQ(make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kBFloat16), auto_choice, 132).mode,
+            BdtMode::kMarch);
+  EXPECT_EQ(make_bdt_plan(bdt_shape(1, 16, int64_t(1) << 20, ScanDtype::kFloat32), auto_choice, 132).mode,
+            BdtMode::kLookback);
   // One item per row: march, whatever the row count.
-  const BdtPlan short_rows = make_bdt_plan(bdt_shape(1, 5, 300, ScanDtype::kFloat32), auto_choice, 132);
-  EXPECT_EQ(short_rows.mode, BdtMode::kMarch);
-  EXPECT_TRUE(bdt_plan_on_warp_kernels(short_rows, auto_choice));
-  BdtChoice forced;
-  forced.mode = BdtMode::kLookback;
-  const BdtPlan f = make_bdt_plan(bdt_shape(1, 16, int64_t(1) << 20, ScanDtype::kFloat32), forced, 132);
-  EXPECT_TRUE(bdt_plan_on_warp_kernels(f, forced));
+  EXPECT_EQ(make_bdt_plan(bdt_shape(1, 5, 300, ScanDtype::kFloat32), auto_choice, 132).mode,
+            BdtMode::kMarch);
 }
 
 TEST(ScanVariant, Parses) {

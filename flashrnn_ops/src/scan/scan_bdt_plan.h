@@ -92,14 +92,6 @@ inline BdtPlan make_bdt_plan(const ScanShape& shape, const BdtChoice& choice, in
   return p;
 }
 
-// Whether the warp kernels run this plan. march: always. lookback: only when
-// forced (choice.mode == kLookback, FLASHRNN_SCAN_VARIANT=mode=lookback) — it is
-// experimental (hung and gave NaN on the H200 in v4's first run); otherwise
-// such shapes (few rows, several items per row) go to the tile kernels.
-inline bool bdt_plan_on_warp_kernels(const BdtPlan& plan, const BdtChoice& choice) {
-  return plan.mode == BdtMode::kMarch || choice.mode == BdtMode::kLookback;
-}
-
 // The look-back's scratch memory, all zeroed before each launch: a ticket
 // counter, then one 16-byte descriptor per item (status, its map's a and b, the
 // state leaving it). March plans need none.

@@ -38,11 +38,7 @@ bool scan_bdt_warp_plan(const ScanShape& shape, BdtPlan& plan) {
   // Shorter rows would idle most lanes: the tile kernels put several in a warp.
   if (shape.steps < 32 * (16 / element_bytes(shape.dtype))) return false;
   plan = make_bdt_plan(shape, variant.bdt, current_device_sms());
-  // Few rows of many iterations: the warp look-back kernels hung and gave NaN
-  // on the H200 (run of v4, NOTES.md), so by default such shapes go to the
-  // tile kernels (their chunked look-back passes); the warp look-back runs
-  // only when asked for (FLASHRNN_SCAN_VARIANT=mode=lookback), as an experiment.
-  return bdt_plan_on_warp_kernels(plan, variant.bdt);
+  return true;
 }
 
 size_t scan_workspace_bytes(const ScanShape& shape) {

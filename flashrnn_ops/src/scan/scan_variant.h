@@ -6,13 +6,12 @@
 // list of key=value (any subset, in any order):
 //   bdt=warp|tile            [B, D, T]: the warp kernels (scan_bdt_*) or the tile kernels
 //   mode=auto|march|lookback the warp kernels' way to spread rows (scan_bdt_plan.h);
-//                            auto (the default): march when the plan picks it, else
-//                            the tile kernels; lookback (forced) is experimental —
-//                            it hung and gave NaN on the H200 (experiments/scan/NOTES.md)
+//                            auto (the default): march for many rows, lookback for
+//                            few rows of several items; march / lookback force one
 //   depth=2|4                march: iterations in flight
 //   items=8|16               lookback: iterations per item
 //   blocks_per_sm=0..8       lookback: cap on resident blocks per SM (0: none)
-// e.g. FLASHRNN_SCAN_VARIANT="mode=lookback,items=2".
+// e.g. FLASHRNN_SCAN_VARIANT="mode=lookback,items=8".
 #pragma once
 
 #include <string>
