@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
 // slot, or, at the item's ends, one element loaded from global memory while
 // the copies fly.
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(32 * kBdtLookbackWarps)
+__global__ void __launch_bounds__(32 * bdt_lookback_warps(true))
     scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   using Staging = ItemStaging<kIters, 3>;  // a, x, g (then da over x, db over g)
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
 // Dynamic shared memory of the lookback kernel (its item staging).
 template <int kIters>
 constexpr int backward_lookback_shared_bytes() {
-  return item_staging_bytes<kIters, 3>(kBdtLookbackWarps);
+  return item_staging_bytes<kIters, 3>(bdt_lookback_warps(true));
 }
 
 }  // namespace flashrnn::scan_kernels

@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
 // look-back turns into the entering state; each lane then writes its run's x
 // over its b slots, and the warp copies them out with coalesced stores.
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(32 * kBdtLookbackWarps)
+__global__ void __launch_bounds__(32 * bdt_lookback_warps(false))
     scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   using Staging = ItemStaging<kIters, 2>;  // a, b (then x)
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
 // Dynamic shared memory of the lookback kernel (its item staging).
 template <int kIters>
 constexpr int forward_lookback_shared_bytes() {
-  return item_staging_bytes<kIters, 2>(kBdtLookbackWarps);
+  return item_staging_bytes<kIters, 2>(bdt_lookback_warps(false));
 }
 
 }  // namespace flashrnn::scan_kernels

@@ -29,10 +29,10 @@ inline cudaError_t prepare_lookback(const BdtPlan& plan, void* workspace, cudaSt
   return cudaMemsetAsync(workspace, 0, layout.total_bytes, stream);
 }
 
-// The persistent grid of a lookback kernel (scan_resident_blocks.cuh).
-template <auto kKernel>
+// The persistent grid of a lookback kernel of kWarps-warp blocks (scan_resident_blocks.cuh).
+template <auto kKernel, int kWarps>
 cudaError_t resident_blocks(int shared_bytes, int& blocks) {
-  return resident_blocks_of<kKernel, 32 * kBdtLookbackWarps, false>(shared_bytes, blocks);
+  return resident_blocks_of<kKernel, 32 * kWarps, false>(shared_bytes, blocks);
 }
 
 // The plan's cap on resident blocks per SM (blocks_per_sm, 0: none) applied to `resident`.
@@ -47,23 +47,23 @@ inline cudaError_t cap_blocks(const BdtPlan& plan, int& resident) {
 }
 
 // march: one warp per row, kBdtWarpsPerBlock per block. lookback: a
-// persistent grid of kBdtLookbackWarps-warp blocks, no larger than the items,
+// persistent grid of kLookbackWarps-warp blocks, no larger than the items,
 // with `lookback_shared` bytes of dynamic shared memory per block.
-template <auto kMarch, auto kLookback, class Args>
+template <auto kMarch, auto kLookback, int kLookbackWarps, class Args>
 cudaError_t launch(const Args& args, int lookback_shared, cudaStream_t stream) {
   const BdtPlan& plan = args.plan;
   int64_t blocks = (plan.rows + kBdtWarpsPerBlock - 1) / kBdtWarpsPerBlock;
   if (plan.mode == BdtMode::kLookback) {
     int resident = 0;
-    if (const cudaError_t e = resident_blocks<kLookback>(lookback_shared, resident))
+    if (const cudaError_t e = resident_blocks<kLookback, kLookbackWarps>(lookback_shared, resident))
       return e;
     if (const cudaError_t e = cap_blocks(plan, resident)) return e;
-    const int64_t wanted = (plan.items + kBdtLookbackWarps - 1) / kBdtLookbackWarps;
+    const int64_t wanted = (plan.items + kLookbackWarps - 1) / kLookbackWarps;
     blocks = wanted < resident ? wanted : resident;
   }
   if (blocks < 1 || blocks > INT_MAX) return cudaErrorInvalidConfiguration;
   if (plan.mode == BdtMode::kLookback)
-    kLookback<<<unsigned(blocks), 32 * kBdtLookbackWarps, lookback_shared, stream>>>(args);
+    kLookback<<<unsigned(blocks), 32 * kLookbackWarps, lookback_shared, stream>>>(args);
   else
     kMarch<<<unsigned(blocks), kBdtThreadsPerBlock, 0, stream>>>(args);
   return cudaGetLastError();
@@ -79,14 +79,14 @@ namespace bdt_detail {
 template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
 cudaError_t launch_forward_sized(const Args& args, cudaStream_t stream) {
   return launch<scan_bdt_forward_march<T, kDesc, kVectors, kDepth>,
-                scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>>(
+                scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>, bdt_lookback_warps(false)>(
       args, forward_lookback_shared_bytes<kIters>(), stream);
 }
 
 template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
 cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
   return launch<scan_bdt_backward_march<T, kDesc, kVectors, kDepth>,
-                scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>>(
+                scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>, bdt_lookback_warps(true)>(
       args, backward_lookback_shared_bytes<kIters>(), stream);
 }
 
@@ -177,14 +177,16 @@ cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
     blocks = int((plan.rows + kBdtWarpsPerBlock - 1) / kBdtWarpsPerBlock);
     return cudaSuccess;
   }
-  const int64_t warps = kBdtLookbackWarps;
+  const int64_t warps = bdt_lookback_warps(backward);
   int resident = 0;
   const cudaError_t e = bdt_detail::with_item_iterations(plan, [&](auto iters) {
     constexpr int kIters = decltype(iters)::value;
     using bdt_detail::resident_blocks;
-    return backward ? resident_blocks<scan_bdt_backward_lookback<T, true, true, kIters>>(
+    return backward ? resident_blocks<scan_bdt_backward_lookback<T, true, true, kIters>,
+                                      bdt_lookback_warps(true)>(
                           backward_lookback_shared_bytes<kIters>(), resident)
-                    : resident_blocks<scan_bdt_forward_lookback<T, false, true, kIters>>(
+                    : resident_blocks<scan_bdt_forward_lookback<T, false, true, kIters>,
+                                      bdt_lookback_warps(false)>(
                           forward_lookback_shared_bytes<kIters>(), resident);
   });
   if (e != cudaSuccess) return e;
