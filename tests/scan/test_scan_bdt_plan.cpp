@@ -31,14 +31,14 @@ TEST(ScanBdtPlan, ManyRowsMarch) {
 }
 
 TEST(ScanBdtPlan, FewRowsLookBackAndItemsCoverEveryStep) {
-  for (const int64_t steps : {int64_t(1) << 20, int64_t(5003), int64_t(2100)})
+  for (const int64_t steps : {int64_t(1) << 20, int64_t(5003), int64_t(4200)})
     for (const int iterations : {8, 16}) {
       BdtChoice choice;
       choice.item_iterations = iterations;
       const BdtPlan p = make_bdt_plan(bdt_shape(1, 16, steps, ScanDtype::kFloat32), choice, 132);
       SCOPED_TRACE(::testing::Message() << "T=" << steps << " items of " << iterations);
       EXPECT_EQ(p.mode, BdtMode::kLookback);
-      EXPECT_EQ(p.item_steps, iterations * p.iteration_steps);
+      EXPECT_EQ(p.item_steps, kBdtLookbackWarps * iterations * p.iteration_steps);
       EXPECT_GE(p.chunks * p.item_steps, steps);       // every step in some item
       EXPECT_LT((p.chunks - 1) * p.item_steps, steps);  // no empty item
       EXPECT_EQ(p.items, 16 * p.chunks);
@@ -57,7 +57,7 @@ TEST(ScanBdtPlan, ForcedModes) {
   lookback.mode = BdtMode::kLookback;
   const BdtPlan p = make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kFloat32), lookback, 132);
   EXPECT_EQ(p.mode, BdtMode::kLookback);
-  EXPECT_EQ(p.chunks, 4096 / (16 * 128));  // the default items: 16 iterations of 128 steps
+  EXPECT_EQ(p.chunks, (4096 + p.item_steps - 1) / p.item_steps);
 }
 
 // By default many rows march and few rows of several items go to the look-back.
@@ -90,7 +90,7 @@ TEST(ScanVariant, Parses) {
   EXPECT_EQ(describe_scan_variant(v), "bdt=warp,mode=lookback,depth=4,items=16,blocks_per_sm=2");
   const BdtPlan p = make_bdt_plan(bdt_shape(1, 16, int64_t(1) << 20, ScanDtype::kFloat32), v.bdt, 132);
   EXPECT_EQ(p.blocks_per_sm, 2);
-  EXPECT_EQ(p.item_steps, 16 * 128);
+  EXPECT_EQ(p.item_steps, kBdtLookbackWarps * 16 * 128);
   parse_scan_variant("items=4", ok);
   EXPECT_FALSE(ok);
   parse_scan_variant("blocks_per_sm=12", ok);

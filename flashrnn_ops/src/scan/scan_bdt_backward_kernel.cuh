@@ -193,32 +193,34 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 2 : 3)
 // lookback: as the forward lookback kernel (scan_bdt_forward_kernel.cuh), with
 // a, x and g staged and da, db written over the x and g slots. A run's halo —
 // a at the step before it, x at the step after it — is the neighbouring lane's
-// slot, or, at the item's ends, one element loaded from global memory while
+// slot, or, at the part's ends, one element loaded from global memory while
 // the copies fly.
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(32 * bdt_lookback_warps(true))
+__global__ void __launch_bounds__(32 * kBdtLookbackWarps)
     scan_bdt_backward_lookback(const BdtBackwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   using Staging = ItemStaging<kIters, 3>;  // a, x, g (then da over x, db over g)
   extern __shared__ __align__(16) unsigned char block_shared[];
+  __shared__ LookbackBlock<kBdtLookbackWarps> block;
   const BdtPlan& plan = args.plan;
-  const int lane = threadIdx.x % 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const T zero = from_float<T>(0.f);
-  const Staging staging = Staging::of_warp(block_shared, threadIdx.x / 32, lane);
+  const Staging staging = Staging::of_warp(block_shared, warp, lane);
   const int run = lane * kIters;  // this lane's slots: run … run + kIters − 1
+  const int64_t part_steps = int64_t(kIters) * 32 * V;
   const auto inputs = [&](const RowView& r, int s, int64_t u) {
     return BackwardLane<T, V>{staging.read(0, s, r, u, zero), staging.read(1, s, r, u, zero),
                               staging.read(2, s, r, u, zero)};
   };
 
-  unsigned claim = claim_ticket(args.lookback, lane);
+  unsigned claim = threadIdx.x == 0 ? atomicAdd(args.lookback.ticket, 1u) : 0u;
   for (;;) {
-    const int64_t item = claimed_item(claim);
+    const int64_t item = block_item(block, claim);  // also: every warp is done with its slots
     if (item >= plan.items) break;
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = backward_row<kVectors>(args, row);
-    const int64_t first = chunk * plan.item_steps, run_first = first + int64_t(run) * V;
-    __syncwarp();  // every lane is done with the previous item's slots
+    const int64_t first = chunk * plan.item_steps + warp * part_steps;
+    const int64_t run_first = first + int64_t(run) * V;
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
       const int64_t u = first + int64_t(32 * k + lane) * V;
@@ -230,10 +232,10 @@ __global__ void __launch_bounds__(32 * bdt_lookback_warps(true))
         staging.write(2, 32 * k + lane, splat(zero));
     }
     commit_copies();
-    // The item's halo, loaded while the copies fly: a before it (lane 0), x after it (lane 31).
+    // The part's halo, loaded while the copies fly: a before it (lane 0), x after it (lane 31).
     float halo = 0.f;
     if (lane == 0) halo = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
-    if (lane == 31) halo = to_float(load_row_step<kDesc>(args.x, r, first + plan.item_steps, zero));
+    if (lane == 31) halo = to_float(load_row_step<kDesc>(args.x, r, first + part_steps, zero));
     const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
     wait_copies<0>();
     __syncwarp();  // every lane's copies have landed
@@ -253,14 +255,15 @@ __global__ void __launch_bounds__(32 * bdt_lookback_warps(true))
       gate = lane_step<kDesc, T>(in.a, V - 1);
     }
     const WarpScan s = warp_scan(run_map, lane);
-    const float carry = warp_carry_in(args.lookback, row, plan.chunks, chunk,
-                                      chunk + 1 < plan.chunks, s.total, 0.f, lane);
+    // (block_carry_in's barriers also order the halo reads above before any
+    // slot is overwritten below.)
+    const float part_carry = block_carry_in(args.lookback, block, row, plan.chunks, chunk,
+                                            chunk + 1 < plan.chunks, s.total, 0.f, warp, lane);
     // The next ticket now (not earlier: a claimed item should be worked on at
     // once, or its successors wait for its map); the round trip overlaps pass 2.
-    claim = claim_ticket(args.lookback, lane);
-    __syncwarp();  // the halo reads are done before any slot is overwritten
+    if (threadIdx.x == 0) claim = atomicAdd(args.lookback.ticket, 1u);
 
-    float state = apply(s.exclusive, carry);
+    float state = apply(s.exclusive, part_carry);
     gate = a_before;
     BackwardLane<T, V> in = inputs(r, run, run_first);
 #pragma unroll
@@ -289,7 +292,7 @@ __global__ void __launch_bounds__(32 * bdt_lookback_warps(true))
 // Dynamic shared memory of the lookback kernel (its item staging).
 template <int kIters>
 constexpr int backward_lookback_shared_bytes() {
-  return item_staging_bytes<kIters, 3>(bdt_lookback_warps(true));
+  return item_staging_bytes<kIters, 3>(kBdtLookbackWarps);
 }
 
 }  // namespace flashrnn::scan_kernels

@@ -113,33 +113,37 @@ __global__ void __launch_bounds__(kBdtThreadsPerBlock, kDepth >= 4 ? 3 : 4)
   }
 }
 
-// lookback: persistent warps take items (kIters iterations of one row, i.e.
-// 32·kIters·V steps) from the ticket counter, one at a time. The item is copied
-// into the warp's shared memory (scan_warp_staging.cuh); lane l composes its
-// run of kIters·V consecutive steps; one warp scan gives each lane the map from
-// the state entering the item to its run, and the item's total map, which the
-// look-back turns into the entering state; each lane then writes its run's x
-// over its b slots, and the warp copies them out with coalesced stores.
+// lookback: persistent blocks of kBdtLookbackWarps warps take items from the
+// ticket counter, one at a time; warp w owns part w of the item, kIters
+// iterations (32·kIters·V steps). A warp copies its part into shared memory
+// (scan_warp_staging.cuh); lane l composes its run of kIters·V consecutive
+// steps; a warp scan gives each lane the map from the state entering the part
+// to its run, and the part's total map; the block turns the parts' totals into
+// the state entering each part by one look-back for the whole item
+// (block_carry_in); each lane then writes its run's x over its b slots, and the
+// warp copies them out with coalesced stores.
 template <class T, bool kDesc, bool kVectors, int kIters>
-__global__ void __launch_bounds__(32 * bdt_lookback_warps(false))
+__global__ void __launch_bounds__(32 * kBdtLookbackWarps)
     scan_bdt_forward_lookback(const BdtForwardArgs<T> args) {
   constexpr int V = kLaneVector<T>;
   using Staging = ItemStaging<kIters, 2>;  // a, b (then x)
   extern __shared__ __align__(16) unsigned char block_shared[];
+  __shared__ LookbackBlock<kBdtLookbackWarps> block;
   const BdtPlan& plan = args.plan;
-  const int lane = threadIdx.x % 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const T one = from_float<T>(1.f), zero = from_float<T>(0.f);
-  const Staging staging = Staging::of_warp(block_shared, threadIdx.x / 32, lane);
+  const Staging staging = Staging::of_warp(block_shared, warp, lane);
   const int run = lane * kIters;  // this lane's slots: run … run + kIters − 1
+  const int64_t part_steps = int64_t(kIters) * 32 * V;
 
-  unsigned claim = claim_ticket(args.lookback, lane);
+  unsigned claim = threadIdx.x == 0 ? atomicAdd(args.lookback.ticket, 1u) : 0u;
   for (;;) {
-    const int64_t item = claimed_item(claim);
+    const int64_t item = block_item(block, claim);  // also: every warp is done with its slots
     if (item >= plan.items) break;
     const int64_t row = item % plan.rows, chunk = item / plan.rows;
     const RowView r = forward_row<kVectors>(args, row);
-    const int64_t first = chunk * plan.item_steps, run_first = first + int64_t(run) * V;
-    __syncwarp();  // every lane is done with the previous item's slots
+    const int64_t first = chunk * plan.item_steps + warp * part_steps;
+    const int64_t run_first = first + int64_t(run) * V;
 #pragma unroll
     for (int k = 0; k < kIters; ++k) {
       const int64_t u = first + int64_t(32 * k + lane) * V;
@@ -159,13 +163,14 @@ __global__ void __launch_bounds__(32 * bdt_lookback_warps(false))
                                                  staging.read(1, run + m, r, u, zero)));
     }
     const WarpScan s = warp_scan(run_map, lane);
-    const float carry = warp_carry_in(args.lookback, row, plan.chunks, chunk,
-                                      chunk + 1 < plan.chunks, s.total, chain_start, lane);
+    const float part_carry =
+        block_carry_in(args.lookback, block, row, plan.chunks, chunk, chunk + 1 < plan.chunks,
+                       s.total, chain_start, warp, lane);
     // The next ticket now (not earlier: a claimed item should be worked on at
     // once, or its successors wait for its map); the round trip overlaps pass 2.
-    claim = claim_ticket(args.lookback, lane);
+    if (threadIdx.x == 0) claim = atomicAdd(args.lookback.ticket, 1u);
 
-    float state = apply(s.exclusive, carry);
+    float state = apply(s.exclusive, part_carry);
 #pragma unroll
     for (int m = 0; m < kIters; ++m) {
       const int64_t u = run_first + m * V;
@@ -186,7 +191,7 @@ __global__ void __launch_bounds__(32 * bdt_lookback_warps(false))
 // Dynamic shared memory of the lookback kernel (its item staging).
 template <int kIters>
 constexpr int forward_lookback_shared_bytes() {
-  return item_staging_bytes<kIters, 2>(bdt_lookback_warps(false));
+  return item_staging_bytes<kIters, 2>(kBdtLookbackWarps);
 }
 
 }  // namespace flashrnn::scan_kernels

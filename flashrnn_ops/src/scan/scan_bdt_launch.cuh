@@ -47,7 +47,7 @@ inline cudaError_t cap_blocks(const BdtPlan& plan, int& resident) {
 }
 
 // march: one warp per row, kBdtWarpsPerBlock per block. lookback: a
-// persistent grid of kLookbackWarps-warp blocks, no larger than the items,
+// persistent grid of kLookbackWarps-warp blocks, no more blocks than items,
 // with `lookback_shared` bytes of dynamic shared memory per block.
 template <auto kMarch, auto kLookback, int kLookbackWarps, class Args>
 cudaError_t launch(const Args& args, int lookback_shared, cudaStream_t stream) {
@@ -58,8 +58,7 @@ cudaError_t launch(const Args& args, int lookback_shared, cudaStream_t stream) {
     if (const cudaError_t e = resident_blocks<kLookback, kLookbackWarps>(lookback_shared, resident))
       return e;
     if (const cudaError_t e = cap_blocks(plan, resident)) return e;
-    const int64_t wanted = (plan.items + kLookbackWarps - 1) / kLookbackWarps;
-    blocks = wanted < resident ? wanted : resident;
+    blocks = plan.items < resident ? plan.items : resident;  // a block per item at most
   }
   if (blocks < 1 || blocks > INT_MAX) return cudaErrorInvalidConfiguration;
   if (plan.mode == BdtMode::kLookback)
@@ -79,14 +78,14 @@ namespace bdt_detail {
 template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
 cudaError_t launch_forward_sized(const Args& args, cudaStream_t stream) {
   return launch<scan_bdt_forward_march<T, kDesc, kVectors, kDepth>,
-                scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>, bdt_lookback_warps(false)>(
+                scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>, kBdtLookbackWarps>(
       args, forward_lookback_shared_bytes<kIters>(), stream);
 }
 
 template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
 cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
   return launch<scan_bdt_backward_march<T, kDesc, kVectors, kDepth>,
-                scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>, bdt_lookback_warps(true)>(
+                scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>, kBdtLookbackWarps>(
       args, backward_lookback_shared_bytes<kIters>(), stream);
 }
 
@@ -177,22 +176,20 @@ cudaError_t bdt_grid_blocks(const BdtPlan& plan, bool backward, int& blocks) {
     blocks = int((plan.rows + kBdtWarpsPerBlock - 1) / kBdtWarpsPerBlock);
     return cudaSuccess;
   }
-  const int64_t warps = bdt_lookback_warps(backward);
   int resident = 0;
   const cudaError_t e = bdt_detail::with_item_iterations(plan, [&](auto iters) {
     constexpr int kIters = decltype(iters)::value;
     using bdt_detail::resident_blocks;
     return backward ? resident_blocks<scan_bdt_backward_lookback<T, true, true, kIters>,
-                                      bdt_lookback_warps(true)>(
+                                      kBdtLookbackWarps>(
                           backward_lookback_shared_bytes<kIters>(), resident)
                     : resident_blocks<scan_bdt_forward_lookback<T, false, true, kIters>,
-                                      bdt_lookback_warps(false)>(
+                                      kBdtLookbackWarps>(
                           forward_lookback_shared_bytes<kIters>(), resident);
   });
   if (e != cudaSuccess) return e;
   if (const cudaError_t c = bdt_detail::cap_blocks(plan, resident)) return c;
-  const int64_t wanted = (plan.items + warps - 1) / warps;
-  blocks = int(wanted < resident ? wanted : resident);
+  blocks = int(plan.items < resident ? plan.items : resident);
   return cudaSuccess;
 }
 

@@ -13,11 +13,12 @@
 //             the next `depth` iterations' loads in flight (a register ring).
 //             Nothing between warps. Used when there are enough rows to fill
 //             the GPU.
-//   lookback  a row is cut into items of `item_iterations` iterations; a warp
-//             holds one item in registers, publishes its total map and learns
-//             the state entering it by a decoupled look-back over its
-//             predecessors (scan_warp_lookback.cuh). Items are numbered
-//             row-fastest and claimed from a ticket counter by persistent warps.
+//   lookback  a row is cut into items of kBdtLookbackWarps parts of
+//             `item_iterations` iterations; a block of as many warps stages one
+//             item in shared memory, publishes its total map and learns the
+//             state entering it by a decoupled look-back over its predecessors
+//             (scan_warp_lookback.cuh). Items are numbered row-fastest and
+//             claimed from a ticket counter by persistent blocks.
 #pragma once
 
 #include <cstddef>
@@ -33,16 +34,17 @@ enum class BdtMode { kAuto, kMarch, kLookback };
 struct BdtChoice {
   BdtMode mode = BdtMode::kAuto;
   int depth = 4;            // march: iterations whose loads are in flight (2 or 4)
-  int item_iterations = 16;  // lookback: iterations per item (8 or 16)
+  int item_iterations = 16;  // lookback: iterations per warp of an item (8 or 16)
   int blocks_per_sm = 0;     // lookback: at most this many blocks per SM (0: as many as fit)
 };
 
 constexpr int kBdtWarpsPerBlock = 8;
 constexpr int kBdtThreadsPerBlock = 32 * kBdtWarpsPerBlock;
-// Warps per block of the lookback kernels: an item of 16 iterations takes 16
-// (forward) or 24 KB (backward) of shared memory per warp, so small blocks pack
-// the most warps into an SM's 227 KB (14 forward, 9 backward).
-constexpr int bdt_lookback_warps(bool backward) { return backward ? 3 : 2; }
+// Warps per block of the lookback kernels, which is also the number of parts
+// of an item: each warp stages item_iterations iterations of it (16 KB forward,
+// 24 KB backward at 16 iterations of fp32), and the block does one look-back
+// for the whole item.
+constexpr int kBdtLookbackWarps = 2;
 // About the warps per SM the march kernels keep resident (their launch bounds
 // allow 16 to 32).
 constexpr int kBdtMarchWarpsPerSm = 24;
@@ -71,7 +73,7 @@ inline BdtPlan make_bdt_plan(const ScanShape& shape, const BdtChoice& choice, in
   p.depth = choice.depth;
   p.item_iterations = choice.item_iterations;
   p.blocks_per_sm = choice.blocks_per_sm;
-  const int64_t item_steps = p.iteration_steps * p.item_iterations;
+  const int64_t item_steps = kBdtLookbackWarps * p.iteration_steps * p.item_iterations;
   const int64_t chunks = (shape.steps + item_steps - 1) / item_steps;
   BdtMode mode = choice.mode;
   if (mode == BdtMode::kAuto) {

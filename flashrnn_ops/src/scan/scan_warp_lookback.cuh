@@ -1,5 +1,5 @@
 // Decoupled look-back between the items of a row (Merrill & Garland 2016), one
-// warp per item (scan_bdt_plan.h).
+// block per item, warp 0 doing the look-back (scan_bdt_plan.h).
 //
 // Each item has one 16-byte descriptor {status, a, b, state}: its total map
 // (a, b) and, once known, the state leaving it. Lane 0 writes a descriptor with
@@ -13,7 +13,7 @@
 // limiting the throughput.
 //
 // Items are claimed from a ticket counter in row-fastest order, so every item a
-// warp waits on has been claimed by a running warp: no deadlock.
+// block waits on has been claimed by a running block: no deadlock.
 #pragma once
 
 #include <cstdint>
@@ -54,15 +54,6 @@ __device__ __forceinline__ void store_descriptor(uint4* p, uint32_t status, Affi
                "r"(__float_as_uint(map.a)), "r"(__float_as_uint(map.b)),
                "r"(__float_as_uint(state))
                : "memory");
-}
-
-// Lane 0 takes the next ticket; the value is read with claimed_item() later, so
-// the atomic's latency overlaps the warp's work.
-__device__ __forceinline__ unsigned claim_ticket(const WarpLookback& lb, int lane) {
-  return lane == 0 ? atomicAdd(lb.ticket, 1u) : 0u;
-}
-__device__ __forceinline__ int64_t claimed_item(unsigned ticket) {
-  return int64_t(__shfl_sync(kFullWarp, ticket, 0));
 }
 
 // The state entering the item at position `chunk` of row `row`, in every lane;
@@ -145,6 +136,53 @@ __device__ __forceinline__ float warp_carry_in(const WarpLookback& lb, int64_t r
   if (has_successor && lane == 0)
     store_descriptor(row_descriptors + chunk, kItemInclusive, total, apply(total, carry));
   return carry;
+}
+
+// A lookback block's shared state for its current item: the ticket, then each
+// warp's part total, then the state entering each part.
+template <int kWarps>
+struct LookbackBlock {
+  unsigned ticket;
+  Affine part_total[kWarps];
+  float part_carry[kWarps];
+};
+
+// The item's ticket, in every thread: thread 0 publishes `claim` (its atomic,
+// issued earlier, so its round trip overlapped the previous item's work).
+template <int kWarps>
+__device__ __forceinline__ int64_t block_item(LookbackBlock<kWarps>& block, unsigned claim) {
+  if (threadIdx.x == 0) block.ticket = claim;
+  __syncthreads();
+  return int64_t(block.ticket);
+}
+
+// The state entering the calling warp's part of the item; every thread of the
+// block calls it with its warp's part total. The block composes the parts'
+// totals, warp 0 runs the look-back for the whole item (warp_carry_in) and
+// hands each part its entering state through shared memory.
+template <int kWarps>
+__device__ __forceinline__ float block_carry_in(const WarpLookback& lb,
+                                                LookbackBlock<kWarps>& block, int64_t row,
+                                                int64_t chunks, int64_t chunk, bool has_successor,
+                                                Affine part_total, float chain_start, int warp,
+                                                int lane) {
+  if (lane == 0) block.part_total[warp] = part_total;
+  __syncthreads();
+  if (warp == 0) {
+    Affine prefix[kWarps], total = identity_map();
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      prefix[w] = total;
+      total = then(total, block.part_total[w]);
+    }
+    const float carry =
+        warp_carry_in(lb, row, chunks, chunk, has_successor, total, chain_start, lane);
+    if (lane == 0)
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) block.part_carry[w] = apply(prefix[w], carry);
+  }
+  __syncthreads();
+  return block.part_carry[warp];
 }
 
 }  // namespace flashrnn::scan_kernels
