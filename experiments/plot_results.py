@@ -1,0 +1,199 @@
+"""The report's figures (PNG) from the committed results JSON.
+
+    python3 experiments/plot_results.py [--results experiments/results] [--out DIR]
+
+Writes, for whichever inputs exist:
+  kernel_heads.png   flashbench head sweep (B=16, T=1024): ms against head dim,
+                     ours (fused, alternating) and the FlashRNN / cuDNN anchors
+  kernel_batch.png   batch sweep (T=1024): LSTM 12x64 ours; 1x768 ours and cuDNN fp16
+  kernel_length.png  sequence-length sweep (B=16, 12x64)
+  scan.png           scan op: fraction of the copy-bandwidth floor per case
+  tasks.png          state-tracking heat map (scaled accuracy, task x model) from
+                     a run_suite.py suite.json (--suite FILE)
+Needs matplotlib (Debian: python3-matplotlib). Only measured numbers are drawn;
+the anchors are ../shared/ANCHORS.md's FlashRNN and cuDNN numbers on the same GPU.
+"""
+import argparse
+import json
+import os
+import sys
+
+# ANCHORS.md, H100/H200, B=16, T=1024, bf16 (cuDNN fp16): ms fw / fwbw.
+FLASHRNN_FUSED = {("lstm", 64): (2.80, 7.82), ("lstm", 256): (3.49, 9.67),
+                  ("lstm", 768): (4.73, 13.25), ("slstm", 64): (2.75, 8.12)}
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def flashbench_records(results):
+    """Records of the flashbench JSONs in `results`: the fused-backend runs
+    (flashbench_fused_*), then the first full run (flashbench_<device>.json, made
+    before the tensor-core kernels, so its fused records are left out)."""
+    records = {}
+    names = sorted(os.listdir(results))
+    for name in [n for n in names if n.startswith("flashbench_") and n.endswith(".json")]:
+        stale_fused = not name.startswith("flashbench_fused")
+        for r in load(os.path.join(results, name)).get("records", []):
+            key = (r["cell"], r["backend"], r["B"], r["T"], r["N"], r["D"], r["pass"])
+            if stale_fused and r["backend"] == "fused":
+                continue
+            if key not in records or not stale_fused:
+                records[key] = r["median_ms"]
+    return records
+
+
+def series(records, cell, backend, pass_, vary, **fixed):
+    """(x, ms) along `vary` (one of B, T, D) with the other shape values fixed."""
+    index = {"B": 2, "T": 3, "N": 4, "D": 5}
+    points = []
+    for key, ms in records.items():
+        if key[0] != cell or key[1] != backend or key[6] != pass_:
+            continue
+        if all(key[index[k]] == v for k, v in fixed.items()):
+            points.append((key[index[vary]], ms))
+    return sorted(points)
+
+
+def draw(ax, points, label, style):
+    if points:
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, style, label=label)
+
+
+def kernel_heads(plt, records, out):
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    for row, cell in enumerate(["lstm", "slstm"]):
+        for col, pass_ in enumerate(["fw", "fwbw"]):
+            ax = axes[row][col]
+            for backend, style in (("fused", "o-"), ("alternating", "s--")):
+                draw(ax, series(records, cell, backend, pass_, "D", B=16, T=1024), f"ours {backend}", style)
+            draw(ax, series(records, cell, "cudnn_fp16", pass_, "D", B=16, T=1024), "cuDNN fp16", "^")
+            anchors = [(d, v[col]) for (c, d), v in sorted(FLASHRNN_FUSED.items()) if c == cell]
+            draw(ax, anchors, "FlashRNN fused (ANCHORS)", "x:")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("head dim (heads = 768 / head dim)")
+            ax.set_ylabel("ms")
+            ax.set_title(f"{cell} {pass_}, B=16, T=1024, bf16")
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def kernel_batch(plt, records, out):
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for col, pass_ in enumerate(["fw", "fwbw"]):
+        ax = axes[col]
+        for cell in ("lstm", "slstm"):
+            draw(ax, series(records, cell, "fused", pass_, "B", T=1024, N=12, D=64), f"{cell} 12x64 fused", "o-")
+        draw(ax, series(records, "lstm", "alternating", pass_, "B", T=1024, N=12, D=64), "lstm 12x64 alternating", "s--")
+        draw(ax, series(records, "lstm", "alternating", pass_, "B", T=1024, N=1, D=768), "lstm 1x768 alternating", "d--")
+        draw(ax, series(records, "lstm", "cudnn_fp16", pass_, "B", T=1024, N=1, D=768), "lstm 1x768 cuDNN fp16", "^-")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("batch size")
+        ax.set_ylabel("ms")
+        ax.set_title(f"batch sweep {pass_}, T=1024")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def kernel_length(plt, records, out):
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for col, pass_ in enumerate(["fw", "fwbw"]):
+        ax = axes[col]
+        for cell in ("lstm", "slstm"):
+            for backend, style in (("fused", "o-"), ("alternating", "s--")):
+                draw(ax, series(records, cell, backend, pass_, "T", B=16, N=12, D=64), f"{cell} {backend}", style)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length")
+        ax.set_ylabel("ms")
+        ax.set_title(f"length sweep {pass_}, B=16, 12x64")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def scan_figure(plt, scan, out):
+    cases = scan["cases"]
+    names = [c["case"] for c in cases]
+    fw = [100 * c["fw"]["fraction_of_floor"] for c in cases]
+    fwbw = [100 * c["fwbw"]["fraction_of_floor"] for c in cases]
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], fw, width=0.4, label="forward")
+    ax.bar([x + 0.2 for x in xs], fwbw, width=0.4, label="forward + backward")
+    ax.axhline(100 / 1.5, color="gray", linestyle=":", label="1.5x the floor")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("% of the copy-bandwidth floor")
+    ax.set_title(f"scan op, {scan['device']} (copy {scan['copy_bandwidth_GBps']:.0f} GB/s)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def tasks_figure(plt, suite, out):
+    results = suite["results"]
+    tasks = list(results)
+    models = sorted({m for row in results.values() for m in row})
+    grid = [[results[t].get(m, {}).get("mean") for m in models] for t in tasks]
+    fig, ax = plt.subplots(figsize=(1.6 * len(models) + 3, 0.5 * len(tasks) + 2))
+    shown = [[float("nan") if v is None else v for v in row] for row in grid]
+    image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    for i, row in enumerate(grid):
+        for j, v in enumerate(row):
+            ax.text(j, i, "fail" if v is None else f"{v:.2f}", ha="center", va="center",
+                    color="white" if v is None or v < 0.6 else "black", fontsize=9)
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels(models)
+    ax.set_yticks(range(len(tasks)))
+    ax.set_yticklabels(tasks)
+    fig.colorbar(image, label="scaled accuracy (0 chance, 1 perfect)")
+    ax.set_title(f"state tracking, {suite['steps']} steps, seeds {suite['seeds']}")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", default="experiments/results")
+    parser.add_argument("--out", default="experiments/results/plots")
+    parser.add_argument("--suite", default="", help="a run_suite.py suite.json")
+    args = parser.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_results: needs matplotlib (Debian: python3-matplotlib)")
+    os.makedirs(args.out, exist_ok=True)
+    written = []
+    records = flashbench_records(args.results)
+    if records:
+        for name, fn in (("kernel_heads.png", kernel_heads), ("kernel_batch.png", kernel_batch),
+                         ("kernel_length.png", kernel_length)):
+            fn(plt, records, os.path.join(args.out, name))
+            written.append(name)
+    scan_path = os.path.join(args.results, "scan_nvidia_h200.json")
+    if os.path.exists(scan_path):
+        scan_figure(plt, load(scan_path), os.path.join(args.out, "scan.png"))
+        written.append("scan.png")
+    if args.suite:
+        tasks_figure(plt, load(args.suite), os.path.join(args.out, "tasks.png"))
+        written.append("tasks.png")
+    print("wrote " + ", ".join(os.path.join(args.out, w) for w in written))
+
+
+if __name__ == "__main__":
+    main()
