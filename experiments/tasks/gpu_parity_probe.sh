@@ -2,7 +2,7 @@
 # On the GPU machine (carry build-bin with flashtrain.gz from scripts/pack_gpu_binaries.sh
 # flashtrain): parity with the LSTM, validated in distribution (3..40) and out (40..256),
 # printing the validation records — the check behind experiments/README.md section 3.
-#   [STEPS=2000] bash experiments/tasks/gpu_parity_probe.sh [long]
+#   [STEPS=2000] bash experiments/tasks/gpu_parity_probe.sh [long|diag]
 set -o pipefail
 gzip -dc build-bin/flashtrain.gz > /tmp/flashtrain && chmod +x /tmp/flashtrain
 TL="$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib"
@@ -22,6 +22,13 @@ STEPS=${STEPS:-2000}
 if [[ "${1:-}" == long ]]; then  # two models side by side on the one GPU, out-of-distribution only
   run lstm_long --training.steps=$STEPS --validation.every=$((STEPS / 4)) &
   run slstm_long --model.kind=slstm --training.steps=$STEPS --validation.every=$((STEPS / 4)) &
+  wait
+  exit 0
+fi
+if [[ "${1:-}" == diag ]]; then  # which part of the setup stops extrapolation: three LSTM variants at once
+  run heads1 --model.n_heads=1 --model.head_dim=128 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
+  run wd0 --optimizer.weight_decay=0 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
+  run fp32 --training.mixed_precision=fp32 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
   wait
   exit 0
 fi
