@@ -2,6 +2,8 @@
 // syntax (scan_variant.h), checked on the CPU.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "scan_bdt_plan.h"
 #include "scan_variant.h"
 
@@ -70,6 +72,36 @@ TEST(ScanBdtPlan, AutoMarchesManyRowsAndLooksBackOverFewLongOnes) {
   // One item per row: march, whatever the row count.
   EXPECT_EQ(make_bdt_plan(bdt_shape(1, 5, 300, ScanDtype::kFloat32), auto_choice, 132).mode,
             BdtMode::kMarch);
+}
+
+// The shared-memory swizzle of a lookback item: a bijection, and neither the
+// coalesced copies nor the transposed reads have bank conflicts (the 8 lanes of
+// each quarter-warp land in 8 different 16-byte bank groups).
+TEST(ScanBdtPlan, ItemSwizzleIsABijectionWithoutBankConflicts) {
+  for (const int iterations : {8, 16}) {
+    SCOPED_TRACE(::testing::Message() << "items of " << iterations);
+    const int slots = 32 * iterations;
+    std::vector<int> seen(slots, 0);
+    for (int s = 0; s < slots; ++s) {
+      const int p = item_slot_swizzle(s, iterations);
+      ASSERT_GE(p, 0);
+      ASSERT_LT(p, slots);
+      ++seen[p];
+    }
+    for (int p = 0; p < slots; ++p) EXPECT_EQ(seen[p], 1) << "physical slot " << p;
+    const auto conflict_free = [&](auto slot_of_lane, const char* what, int step) {
+      for (int quarter = 0; quarter < 4; ++quarter) {
+        unsigned groups = 0;
+        for (int l = 8 * quarter; l < 8 * quarter + 8; ++l)
+          groups |= 1u << (item_slot_swizzle(slot_of_lane(l), iterations) % 8);
+        EXPECT_EQ(groups, 0xffu) << what << " " << step << ", quarter-warp " << quarter;
+      }
+    };
+    for (int k = 0; k < iterations; ++k)
+      conflict_free([&](int l) { return 32 * k + l; }, "copy of iteration", k);
+    for (int m = 0; m < iterations; ++m)
+      conflict_free([&](int l) { return l * iterations + m; }, "transposed read of step", m);
+  }
 }
 
 TEST(ScanVariant, Parses) {

@@ -94,6 +94,14 @@ inline BdtPlan make_bdt_plan(const ScanShape& shape, const BdtChoice& choice, in
   return p;
 }
 
+// Where a lookback warp keeps slot s (16 bytes: V steps) of an item of
+// `iterations` iterations in shared memory (scan_warp_staging.cuh): XOR-swizzled
+// so that the coalesced copies (lane l, iteration k: s = 32·k + l) and the
+// transposed reads (lane l, step m of its run: s = l·iterations + m) both put
+// the 8 lanes of a quarter-warp in 8 different 16-byte bank groups. Needs
+// iterations to be a multiple of 8; a bijection on [0, 32·iterations).
+constexpr int item_slot_swizzle(int s, int iterations) { return s ^ ((s / iterations) & 7); }
+
 // The look-back's scratch memory, all zeroed before each launch: a ticket
 // counter, then one 16-byte descriptor per item (status, its map's a and b, the
 // state leaving it). March plans need none.

@@ -8,14 +8,16 @@
 //
 // Slot s holds scan steps [s·V, s·V + V) of the item, its words in memory order
 // (lane_step reads them in scan order). It sits at physical slot
-// s ^ ((s / kIters) mod 8): for the copies (s = 32k + l) s / kIters is the same
-// for the 8 lanes of a quarter-warp, for the transposed reads (s = l·kIters + m)
-// it is l, so both put the 8 lanes of a quarter-warp in 8 different 16-byte
-// bank groups: no bank conflicts either way.
+// item_slot_swizzle(s) = s ^ ((s / kIters) mod 8): for the copies (s = 32k + l)
+// s / kIters is the same for the 8 lanes of a quarter-warp, for the transposed
+// reads (s = l·kIters + m) it is l, so both put the 8 lanes of a quarter-warp
+// in 8 different 16-byte bank groups: no bank conflicts either way (checked on
+// the CPU in test_scan_bdt_plan.cpp).
 #pragma once
 
 #include <cstdint>
 
+#include "scan_bdt_plan.h"  // item_slot_swizzle
 #include "scan_lane_io.cuh"
 #include "scan_staging.cuh"  // copy_async, commit_copies, wait_copies
 
@@ -39,7 +41,7 @@ struct ItemStaging {
     return {reinterpret_cast<uint4*>(block_shared) + warp * kTensors * kSlots, lane};
   }
   __device__ uint4* at(int tensor, int s) const {
-    return base + tensor * kSlots + (s ^ ((s / kIters) & 7));
+    return base + tensor * kSlots + item_slot_swizzle(s, kIters);
   }
   // Copies this lane's vector of iteration k of tensor p (slot 32·k + lane),
   // scan steps u … u + V − 1, u = first + (32·k + lane)·V. The vector path
