@@ -2,7 +2,7 @@
 # On the GPU machine (carry build-bin with flashtrain.gz from scripts/pack_gpu_binaries.sh
 # flashtrain): parity with the LSTM, validated in distribution (3..40) and out (40..256),
 # printing the validation records — the check behind experiments/README.md section 3.
-#   [STEPS=2000] bash experiments/tasks/gpu_parity_probe.sh [long|diag]
+#   [STEPS=2000] bash experiments/tasks/gpu_parity_probe.sh [long|diag|init]
 set -o pipefail
 gzip -dc build-bin/flashtrain.gz > /tmp/flashtrain && chmod +x /tmp/flashtrain
 TL="$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib"
@@ -29,6 +29,14 @@ if [[ "${1:-}" == diag ]]; then  # which part of the setup stops extrapolation: 
   run heads1 --model.n_heads=1 --model.head_dim=128 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
   run wd0 --optimizer.weight_decay=0 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
   run fp32 --training.mixed_precision=fp32 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
+  wait
+  exit 0
+fi
+if [[ "${1:-}" == init ]]; then  # the suspects left: gate initialisation and the block around the LSTM
+  run retain0 --model.retain_bias_min=0 --model.retain_bias_max=0 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
+  run plain --model.n_layers=1 --model.ffn_factor=0 --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
+  run plain_retain0 --model.n_layers=1 --model.ffn_factor=0 --model.retain_bias_min=0 --model.retain_bias_max=0 \
+    --training.steps=$STEPS --validation.every=$((STEPS / 2)) &
   wait
   exit 0
 fi

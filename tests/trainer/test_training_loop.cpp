@@ -224,6 +224,45 @@ TEST(TrainingLoop, ResumeRefusesAnotherModel) {
   }
 }
 
+// The initialisation keys reach the recurrent blocks, a bias range upside down
+// is refused naming both keys, and a resume ignores them (they say how the
+// parameters start; the checkpoint replaces that).
+TEST(TrainingLoop, InitialisationKeysReachTheModelAndDoNotStopAResume) {
+  TinyRun run;
+  {
+    std::ostringstream log;
+    Trainer fresh(run.config({"--training.steps=1", "--model.retain_bias_min=2.5",
+                              "--model.retain_bias_max=2.5", "--model.recurrent_init_scale=0"}),
+                  log);
+    int recurrent = 0;
+    for (const auto& p : fresh.model().named_parameters()) {
+      const std::string& name = p.key();
+      if (name.size() > 2 && name.substr(name.size() - 2) == ".r") {
+        ++recurrent;
+        EXPECT_EQ(p.value().abs().max().item<float>(), 0.f) << name;
+      }
+      if (name.size() > 2 && name.substr(name.size() - 2) == ".b" && p.value().dim() == 3) {
+        // [biases, heads, head_dim]: slot 1 is the LSTM's forget gate.
+        EXPECT_TRUE(torch::allclose(p.value()[1], torch::full_like(p.value()[1], 2.5))) << name;
+        EXPECT_EQ(p.value()[0].abs().max().item<float>(), 0.f) << name;
+      }
+    }
+    EXPECT_EQ(recurrent, 1);
+  }
+  try {
+    run.config({"--model.retain_bias_min=4", "--model.retain_bias_max=1"});
+    ADD_FAILURE() << "accepted retain_bias_min above retain_bias_max";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("model.retain_bias_min (4"), std::string::npos) << e.what();
+  }
+  train(run.config({"--training.steps=3"}));
+  std::ostringstream log;
+  Trainer resumed(run.config({"--training.steps=6", "--model.retain_bias_min=0", "--model.retain_bias_max=0",
+                              "--model.recurrent_init_scale=0.5"}),
+                  log);
+  EXPECT_EQ(resumed.step(), 3);
+}
+
 // The loss is normalised by the scored tokens of the whole global batch, so
 // accumulating two half batches equals one full batch - also for a task whose
 // sequences, and so scored tokens, differ in length (S5: a target per token).

@@ -37,6 +37,9 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   b.recurrent.head_dim = m.head_dim;
   b.recurrent.backend = backend;
   b.recurrent.ffn = ffn;
+  b.recurrent.retain_bias_min = m.retain_bias_min;
+  b.recurrent.retain_bias_max = m.retain_bias_max;
+  b.recurrent.recurrent_init_scale = m.recurrent_init_scale;
   b.slstm.num_heads = m.n_heads;
   b.slstm.conv_kernel = m.conv_kernel;
   b.slstm.backend = backend;

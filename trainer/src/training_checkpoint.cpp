@@ -138,8 +138,11 @@ void check_same_model(const nlohmann::json& saved, const config::Config& config,
   std::string differences;
   for (const auto& [key, value] : current.items()) {
     const auto it = saved["model"].find(key);
-    // The backend changes how the op runs, not the parameters.
-    if (key == "backend") continue;
+    // The backend changes how the op runs, not the parameters; the
+    // initialisation keys say how parameters start, which a resume replaces.
+    if (key == "backend" || key == "retain_bias_min" || key == "retain_bias_max" ||
+        key == "recurrent_init_scale")
+      continue;
     if (it == saved["model"].end() || *it != value)
       differences += "\n  model." + key + ": checkpoint " +
                      (it == saved["model"].end() ? std::string("(missing)") : it->dump()) + ", config " +

@@ -154,10 +154,20 @@ void check_schedule(const ResolvedConfig& resolved) {
             to_string(c.training.steps) + ")");
 }
 
+void check_initialisation(const ResolvedConfig& resolved) {
+  const ModelConfig& m = resolved.config.model;
+  if (m.retain_bias_min > m.retain_bias_max)
+    throw resolved.error_at({"model.retain_bias_min", "model.retain_bias_max"},
+                            "model.retain_bias_min (" + std::to_string(m.retain_bias_min) +
+                                ") is above model.retain_bias_max (" +
+                                std::to_string(m.retain_bias_max) + ")");
+}
+
 }  // namespace
 
 void check_consistency(const ResolvedConfig& resolved) {
   check_blocks(resolved);
+  check_initialisation(resolved);
   check_data(resolved);
   check_parallelism(resolved);
   check_schedule(resolved);

@@ -116,7 +116,17 @@ Schema build_schema() {
            "sLSTM blocks: width of the causal convolution feeding the i and f gates; 0 = none",
            C::int_range(0, 16), {"conv1d_kernel_size", "conv_size"})
       .key("rope_theta", &ModelConfig::rope_theta, "Transformer blocks: rotary position base",
-           C::positive(), {"rope_base", "theta"});
+           C::positive(), {"rope_base", "theta"})
+      .key("retain_bias_min", &ModelConfig::retain_bias_min,
+           "lstm / gru blocks: the lowest initial bias of the gate that keeps the state "
+           "(LSTM forget, GRU update), spaced up to retain_bias_max across each head's units",
+           C::float_range(-100, false, 100, false), {"forget_bias_min"})
+      .key("retain_bias_max", &ModelConfig::retain_bias_max,
+           "lstm / gru blocks: the highest initial bias of the gate that keeps the state",
+           C::float_range(-100, false, 100, false), {"forget_bias_max"})
+      .key("recurrent_init_scale", &ModelConfig::recurrent_init_scale,
+           "lstm / gru / elman blocks: R starts uniform in +-scale / sqrt(head_dim); 0 = zeros",
+           C::non_negative(), {"r_init_scale"});
 
   SectionBuilder(keys, "tokenizer", &Config::tokenizer)
       .key("path", &TokenizerConfig::path,

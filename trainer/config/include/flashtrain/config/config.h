@@ -39,6 +39,12 @@ struct ModelConfig {
   double norm_eps = 1e-5;
   std::int64_t conv_kernel = 4;
   double rope_theta = 10000.0;
+  // lstm / gru / elman blocks, initialisation only: the retaining gate's biases
+  // (LSTM forget, GRU update) start spaced over [retain_bias_min, retain_bias_max]
+  // across each head's units; R starts uniform in ±recurrent_init_scale / sqrt(head_dim).
+  double retain_bias_min = 1.0;
+  double retain_bias_max = 3.0;
+  double recurrent_init_scale = 1.0;
 
   // head_dim, or dim / n_heads when head_dim is 0.
   std::int64_t resolved_head_dim() const;

@@ -10,7 +10,7 @@
 namespace flashtrain::config {
 
 // The cross-key checks (load_config runs them): block list vs n_layers, heads
-// vs dim, batch sizes vs the data-parallel size, task lengths vs seq_len,
+// vs dim, the retaining-gate bias range, batch sizes vs the data-parallel size, task lengths vs seq_len,
 // the wsd phases vs steps, a data source and a vocabulary size.
 void check_consistency(const ResolvedConfig& resolved);
 
