@@ -4,13 +4,14 @@
 # part of the block stops the LSTM from extrapolating. One process per variant,
 # one thread each; metrics under $OUT (default /tmp/cpu-parity). ~3 min per
 # variant on one core.
-#   bash experiments/tasks/cpu_parity_blocks.sh [variant ...]
+#   [STEPS=2000] bash experiments/tasks/cpu_parity_blocks.sh [variant ...]
 #   variants: default (2 blocks with feed-forward), retain0, plain (1 block, no
-#   feed-forward), two_noffn, one_ffn, plain_s1, plain_s2
+#   feed-forward), two_noffn, one_ffn, plain_s1, plain_s2, default_s1
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cpu-parity}; mkdir -p "$OUT"
 FT=${FLASHTRAIN:-build/trainer/flashtrain}
+STEPS=${STEPS:-2000}
 declare -A flags=(
   [default]=""
   [retain0]="--model.retain_bias_min=0 --model.retain_bias_max=0"
@@ -19,6 +20,7 @@ declare -A flags=(
   [one_ffn]="--model.n_layers=1"
   [plain_s1]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=1"
   [plain_s2]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=2"
+  [default_s1]="--training.seed=1"
 )
 variants=("$@"); [[ ${#variants[@]} -gt 0 ]] || variants=(default plain)
 for v in "${variants[@]}"; do
@@ -28,7 +30,7 @@ for v in "${variants[@]}"; do
     --training.mixed_precision=fp32 --model.dim=32 --model.n_heads=1 --model.head_dim=32 \
     --data.seq_len=64 --data.task_train_min_len=3 --data.task_train_max_len=20 \
     --data.task_val_min_len=21 --data.task_val_max_len=64 --training.local_batch_size=64 \
-    --training.steps=2000 --validation.every=500 --checkpoint.interval=0 \
+    --training.steps=$STEPS --validation.every=$((STEPS / 4)) --checkpoint.interval=0 \
     --job.dump_folder="$OUT/$v" ${flags[$v]} > "$OUT/$v.log" 2>&1 &
 done
 wait
