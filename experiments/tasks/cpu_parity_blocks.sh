@@ -6,7 +6,7 @@
 # variant on one core.
 #   [STEPS=2000] bash experiments/tasks/cpu_parity_blocks.sh [variant ...]
 #   variants: default (2 blocks with feed-forward), retain0, plain (1 block, no
-#   feed-forward), two_noffn, one_ffn, plain_s1, plain_s2, plain_s3, plain_s1_wd0, default_s1
+#   feed-forward), two_noffn, one_ffn, plain_s1 … plain_s7, plain_s1_wd0, default_s1
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cpu-parity}; mkdir -p "$OUT"
@@ -22,6 +22,10 @@ declare -A flags=(
   [plain_s2]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=2"
   [default_s1]="--training.seed=1"
   [plain_s3]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=3"
+  [plain_s4]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=4"
+  [plain_s5]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=5"
+  [plain_s6]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=6"
+  [plain_s7]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=7"
   [plain_s1_wd0]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=1 --optimizer.weight_decay=0"
 )
 variants=("$@"); [[ ${#variants[@]} -gt 0 ]] || variants=(default plain)
