@@ -6,7 +6,7 @@
 # variant on one core.
 #   [STEPS=2000] bash experiments/tasks/cpu_parity_blocks.sh [variant ...]
 #   variants: default (2 blocks with feed-forward), retain0, plain (1 block, no
-#   feed-forward), two_noffn, one_ffn, plain_s1 … plain_s7, plain_s1_wd0, default_s1
+#   feed-forward), two_noffn, one_ffn, plain_s1 … plain_s7, plain_s1_wd0, default_s1, default_s5, default_s7
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cpu-parity}; mkdir -p "$OUT"
@@ -21,6 +21,8 @@ declare -A flags=(
   [plain_s1]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=1"
   [plain_s2]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=2"
   [default_s1]="--training.seed=1"
+  [default_s5]="--training.seed=5"
+  [default_s7]="--training.seed=7"
   [plain_s3]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=3"
   [plain_s4]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=4"
   [plain_s5]="--model.n_layers=1 --model.ffn_factor=0 --training.seed=5"
