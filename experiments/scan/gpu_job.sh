@@ -26,8 +26,7 @@ step() { printf '\n== [%3ss] %s\n' "$(elapsed)" "$*"; }
 TEST_TIMEOUT=${SCAN_TEST_TIMEOUT_S:-60}
 
 PY="${FLASHTRAIN_PYTHON:-$(command -v python3)}"
-TORCH_LIB="$("$PY" -c 'import torch, os; print(os.path.dirname(torch.__file__))')/lib"
-export LD_LIBRARY_PATH="$TORCH_LIB:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+FLASHTRAIN_PYTHON="$PY" source tests/gpu/torch_env.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw,utilization.gpu \
   --format=csv >"$OUT/gpu_state.txt" 2>&1
 cat "$OUT/gpu_state.txt"

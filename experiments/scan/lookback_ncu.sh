@@ -3,8 +3,9 @@
 # memory throughput, warp stall reasons and the SASS lines with the most stall
 # samples, into $OUT. On the GPU machine (carry build-scan-bin):
 #   VARIANT="mode=lookback" bash experiments/scan/lookback_ncu.sh
-B=build-scan-bin; TL="$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib"
-export LD_LIBRARY_PATH=$TL:/usr/local/cuda/lib64
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+B=build-scan-bin
+source tests/gpu/torch_env.sh
 OUT=${OUT:-/tmp/ncu-out}; mkdir -p "$OUT"
 export FLASHRNN_SCAN_VARIANT=${VARIANT:-mode=lookback}
 K=${KERNEL:-scan_bdt_forward_lookback}

@@ -4,8 +4,9 @@
 # scanbench's fw / fwbw for each. Binaries from build-scan-bin
 # (experiments/scan/build_bin.sh); on the GPU machine (carry build-scan-bin):
 #   bash experiments/scan/lookback_probe.sh ["variant" ...]
-B=build-scan-bin; TL="$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib"
-export LD_LIBRARY_PATH=$TL:/usr/local/cuda/lib64
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+B=build-scan-bin
+source tests/gpu/torch_env.sh
 variants=("$@")
 [[ ${#variants[@]} -gt 0 ]] || variants=("" "mode=lookback")
 FLASHRNN_SCAN_VARIANT=${variants[-1]} timeout 60 $B/scan_tests \

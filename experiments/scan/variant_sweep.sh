@@ -8,8 +8,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT="${OUT:-$PWD/scan-sweep-out}"
 DIR="${VARIANTS_DIR:-build-scan-variants}"
-TORCH_LIB="$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')/lib"
-export LD_LIBRARY_PATH="$TORCH_LIB:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+source tests/gpu/torch_env.sh
 mkdir -p "$OUT"
 variants=$(ls "$DIR")
 first=$(echo "$variants" | head -1)

@@ -4,13 +4,11 @@
 # printing the validation records — the check behind experiments/README.md section 3.
 #   [STEPS=2000] bash experiments/tasks/gpu_parity_probe.sh [long|diag|init]
 set -o pipefail
-gzip -dc build-bin/flashtrain.gz > /tmp/flashtrain && chmod +x /tmp/flashtrain
-TL="$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib"
-export LD_LIBRARY_PATH=$TL:/usr/local/cuda/lib64
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/parity-probe}; mkdir -p "$OUT"
 run() {  # name, overrides...
   local name=$1; shift
-  timeout 400 /tmp/flashtrain --config configs/tasks_parity.toml --checkpoint.interval=0 \
+  timeout 400 bash tests/gpu/run_prebuilt.sh flashtrain --config configs/tasks_parity.toml --checkpoint.interval=0 \
     --job.dump_folder="/tmp/pp/$name" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$?"
   cp /tmp/pp/$name/metrics.jsonl "$OUT/$name.metrics.jsonl" 2>/dev/null
   grep '"kind": *"val"' "$OUT/$name.metrics.jsonl" | python3 -c '

@@ -11,9 +11,10 @@ name="$1"; shift
 mkdir -p "$BIN_DIR"
 if [[ ! -x "$BIN_DIR/$name" || build-bin/$name.gz -nt "$BIN_DIR/$name" ]]; then
   [[ -f build-bin/$name.gz ]] || { echo "build-bin/$name.gz missing: run scripts/pack_gpu_binaries.sh and carry build-bin" >&2; exit 2; }
-  gzip -dc "build-bin/$name.gz" > "$BIN_DIR/$name" && chmod +x "$BIN_DIR/$name"
+  # Unpacked under a private name and renamed, so runs started together do not
+  # execute a half-written file.
+  gzip -dc "build-bin/$name.gz" > "$BIN_DIR/$name.$$" && chmod +x "$BIN_DIR/$name.$$" &&
+    mv -f "$BIN_DIR/$name.$$" "$BIN_DIR/$name"
 fi
-PY="${FLASHTRAIN_PYTHON:-$(command -v python3)}"
-TORCH_LIB="$("$PY" -c 'import torch, os; print(os.path.dirname(torch.__file__))')/lib"
-export LD_LIBRARY_PATH="$TORCH_LIB:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+source tests/gpu/torch_env.sh
 exec "$BIN_DIR/$name" "$@"
