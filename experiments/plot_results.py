@@ -63,6 +63,22 @@ def draw(ax, points, label, style):
         ax.plot(xs, ys, style, label=label)
 
 
+def log_log_panel(ax, xlabel, title):
+    """Axes of a timing panel: log2 x, log y in ms, title, legend."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("ms")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+
+
+def save(plt, fig, out):
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
 def kernel_heads(plt, records, out):
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     for row, cell in enumerate(["lstm", "slstm"]):
@@ -73,15 +89,8 @@ def kernel_heads(plt, records, out):
             draw(ax, series(records, cell, "cudnn_fp16", pass_, "D", B=16, T=1024), "cuDNN fp16", "^")
             anchors = [(d, v[col]) for (c, d), v in sorted(FLASHRNN_FUSED.items()) if c == cell]
             draw(ax, anchors, "FlashRNN fused (ANCHORS)", "x:")
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("head dim (heads = 768 / head dim)")
-            ax.set_ylabel("ms")
-            ax.set_title(f"{cell} {pass_}, B=16, T=1024, bf16")
-            ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+            log_log_panel(ax, "head dim (heads = 768 / head dim)", f"{cell} {pass_}, B=16, T=1024, bf16")
+    save(plt, fig, out)
 
 
 def kernel_batch(plt, records, out):
@@ -93,15 +102,8 @@ def kernel_batch(plt, records, out):
         draw(ax, series(records, "lstm", "alternating", pass_, "B", T=1024, N=12, D=64), "lstm 12x64 alternating", "s--")
         draw(ax, series(records, "lstm", "alternating", pass_, "B", T=1024, N=1, D=768), "lstm 1x768 alternating", "d--")
         draw(ax, series(records, "lstm", "cudnn_fp16", pass_, "B", T=1024, N=1, D=768), "lstm 1x768 cuDNN fp16", "^-")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("batch size")
-        ax.set_ylabel("ms")
-        ax.set_title(f"batch sweep {pass_}, T=1024")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+        log_log_panel(ax, "batch size", f"batch sweep {pass_}, T=1024")
+    save(plt, fig, out)
 
 
 def kernel_length(plt, records, out):
@@ -111,15 +113,8 @@ def kernel_length(plt, records, out):
         for cell in ("lstm", "slstm"):
             for backend, style in (("fused", "o-"), ("alternating", "s--")):
                 draw(ax, series(records, cell, backend, pass_, "T", B=16, N=12, D=64), f"{cell} {backend}", style)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("sequence length")
-        ax.set_ylabel("ms")
-        ax.set_title(f"length sweep {pass_}, B=16, 12x64")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+        log_log_panel(ax, "sequence length", f"length sweep {pass_}, B=16, 12x64")
+    save(plt, fig, out)
 
 
 def scan_figure(plt, scan, out):
@@ -137,9 +132,7 @@ def scan_figure(plt, scan, out):
     ax.set_ylabel("% of the copy-bandwidth floor")
     ax.set_title(f"scan op, {scan['device']} (copy {scan['copy_bandwidth_GBps']:.0f} GB/s)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    save(plt, fig, out)
 
 
 def tasks_figure(plt, suite, out):
@@ -160,9 +153,7 @@ def tasks_figure(plt, suite, out):
     ax.set_yticklabels(tasks)
     fig.colorbar(image, label="scaled accuracy (0 chance, 1 perfect)")
     ax.set_title(f"state tracking, {suite['steps']} steps, seeds {suite['seeds']}")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    save(plt, fig, out)
 
 
 def main():

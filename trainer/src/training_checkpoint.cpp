@@ -42,6 +42,14 @@ nlohmann::json read_json(const fs::path& path) {
   }
 }
 
+// Whether a [model] key decides what the parameters are. The backend changes
+// how the op runs; the initialisation keys say how parameters start, which a
+// resume replaces: neither may stop a resume.
+bool shapes_the_parameters(const std::string& key) {
+  return key != "backend" && key != "retain_bias_min" && key != "retain_bias_max" &&
+         key != "recurrent_init_scale";
+}
+
 }  // namespace
 
 void save_checkpoint(const fs::path& directory, const TrainingProgress& progress,
@@ -138,11 +146,7 @@ void check_same_model(const nlohmann::json& saved, const config::Config& config,
   std::string differences;
   for (const auto& [key, value] : current.items()) {
     const auto it = saved["model"].find(key);
-    // The backend changes how the op runs, not the parameters; the
-    // initialisation keys say how parameters start, which a resume replaces.
-    if (key == "backend" || key == "retain_bias_min" || key == "retain_bias_max" ||
-        key == "recurrent_init_scale")
-      continue;
+    if (!shapes_the_parameters(key)) continue;
     if (it == saved["model"].end() || *it != value)
       differences += "\n  model." + key + ": checkpoint " +
                      (it == saved["model"].end() ? std::string("(missing)") : it->dump()) + ", config " +

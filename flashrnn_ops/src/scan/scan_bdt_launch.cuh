@@ -75,15 +75,17 @@ inline bool plan_fits(const BdtPlan& plan) { return plan.items < (int64_t(1) << 
 
 namespace bdt_detail {
 
-template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
-cudaError_t launch_forward_sized(const Args& args, cudaStream_t stream) {
+// The march and lookback kernels of one direction (by the arguments' type),
+// scan order, access path, depth and item length.
+template <class T, bool kDesc, bool kVectors, int kDepth, int kIters>
+cudaError_t launch_sized(const BdtForwardArgs<T>& args, cudaStream_t stream) {
   return launch<scan_bdt_forward_march<T, kDesc, kVectors, kDepth>,
                 scan_bdt_forward_lookback<T, kDesc, kVectors, kIters>, kBdtLookbackWarps>(
       args, forward_lookback_shared_bytes<kIters>(), stream);
 }
 
-template <class T, bool kDesc, bool kVectors, int kDepth, int kIters, class Args>
-cudaError_t launch_backward_sized(const Args& args, cudaStream_t stream) {
+template <class T, bool kDesc, bool kVectors, int kDepth, int kIters>
+cudaError_t launch_sized(const BdtBackwardArgs<T>& args, cudaStream_t stream) {
   return launch<scan_bdt_backward_march<T, kDesc, kVectors, kDepth>,
                 scan_bdt_backward_lookback<T, kDesc, kVectors, kIters>, kBdtLookbackWarps>(
       args, backward_lookback_shared_bytes<kIters>(), stream);
@@ -103,27 +105,16 @@ cudaError_t with_item_iterations(const BdtPlan& plan, F&& f) {
   return cudaErrorInvalidConfiguration;
 }
 
-// The kernels of one direction and scan order, by depth and item length; the
-// scalar path (no 16-byte accesses) at depth 2 only.
+// The kernels of one direction (forward or backward arguments) and scan order,
+// by depth and item length; the scalar path (no 16-byte accesses) at depth 2 only.
 template <class T, bool kDesc, class Args>
-cudaError_t launch_forward(const Args& args, bool vectors, cudaStream_t stream) {
+cudaError_t launch_rows(const Args& args, bool vectors, cudaStream_t stream) {
   const bool deep = args.plan.depth >= 4;
   return with_item_iterations(args.plan, [&](auto iters) {
     constexpr int kIters = decltype(iters)::value;
-    if (!vectors) return launch_forward_sized<T, kDesc, false, 2, kIters>(args, stream);
-    return deep ? launch_forward_sized<T, kDesc, true, 4, kIters>(args, stream)
-                : launch_forward_sized<T, kDesc, true, 2, kIters>(args, stream);
-  });
-}
-
-template <class T, bool kDesc, class Args>
-cudaError_t launch_backward(const Args& args, bool vectors, cudaStream_t stream) {
-  const bool deep = args.plan.depth >= 4;
-  return with_item_iterations(args.plan, [&](auto iters) {
-    constexpr int kIters = decltype(iters)::value;
-    if (!vectors) return launch_backward_sized<T, kDesc, false, 2, kIters>(args, stream);
-    return deep ? launch_backward_sized<T, kDesc, true, 4, kIters>(args, stream)
-                : launch_backward_sized<T, kDesc, true, 2, kIters>(args, stream);
+    if (!vectors) return launch_sized<T, kDesc, false, 2, kIters>(args, stream);
+    return deep ? launch_sized<T, kDesc, true, 4, kIters>(args, stream)
+                : launch_sized<T, kDesc, true, 2, kIters>(args, stream);
   });
 }
 
@@ -143,8 +134,8 @@ cudaError_t launch_bdt_forward(const ScanForwardParams& p, const BdtPlan& plan, 
   args.last = static_cast<T*>(p.last);
   if (const cudaError_t e = bdt_detail::prepare_lookback(plan, workspace, stream, args.lookback))
     return e;
-  return p.shape.reverse ? bdt_detail::launch_forward<T, true>(args, vectors, stream)
-                         : bdt_detail::launch_forward<T, false>(args, vectors, stream);
+  return p.shape.reverse ? bdt_detail::launch_rows<T, true>(args, vectors, stream)
+                         : bdt_detail::launch_rows<T, false>(args, vectors, stream);
 }
 
 // The backward scans in the forward's opposite order.
@@ -165,8 +156,8 @@ cudaError_t launch_bdt_backward(const ScanBackwardParams& p, const BdtPlan& plan
   args.dx0 = static_cast<T*>(p.dx0);
   if (const cudaError_t e = bdt_detail::prepare_lookback(plan, workspace, stream, args.lookback))
     return e;
-  return p.shape.reverse ? bdt_detail::launch_backward<T, false>(args, vectors, stream)
-                         : bdt_detail::launch_backward<T, true>(args, vectors, stream);
+  return p.shape.reverse ? bdt_detail::launch_rows<T, false>(args, vectors, stream)
+                         : bdt_detail::launch_rows<T, true>(args, vectors, stream);
 }
 
 // Blocks the [B, D, T] warp kernel of this plan launches (for benchmark reports).

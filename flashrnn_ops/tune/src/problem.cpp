@@ -156,4 +156,15 @@ void Problem::check_parameters_set() const {
                        (count == 1 ? "; set it before solving" : "; set them before solving"));
 }
 
+bool holds(const Constraint& c, const std::vector<int64_t>& values) {
+  const int64_t lhs = c.lhs.evaluate(values), rhs = c.rhs.evaluate(values);
+  switch (c.relation) {
+    case Relation::kEqual: return lhs == rhs;
+    case Relation::kLessEqual: return lhs <= rhs;
+    case Relation::kGreaterEqual: return lhs >= rhs;
+    case Relation::kDivisible: return rhs != 0 && lhs % rhs == 0;
+  }
+  return false;
+}
+
 }  // namespace flashrnn::tune

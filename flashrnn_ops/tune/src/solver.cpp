@@ -92,17 +92,6 @@ class Search {
     propagator_.require_better_than(value);
   }
 
-  static bool holds(const Constraint& c, const Assignment& a) {
-    const int64_t lhs = c.lhs.evaluate(a), rhs = c.rhs.evaluate(a);
-    switch (c.relation) {
-      case Relation::kEqual: return lhs == rhs;
-      case Relation::kLessEqual: return lhs <= rhs;
-      case Relation::kGreaterEqual: return lhs >= rhs;
-      case Relation::kDivisible: return rhs != 0 && lhs % rhs == 0;
-    }
-    return false;
-  }
-
   Conflict most_frequent_failure() const {
     Conflict c{-1, -1, false, 0};
     for (const auto& [constraint, count] : failures_by_constraint_)

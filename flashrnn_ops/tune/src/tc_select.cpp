@@ -65,17 +65,6 @@ std::string words(const std::string& label, const DeviceProps& d, const FusedSha
   return w.str();
 }
 
-bool holds(const Constraint& c, const std::vector<int64_t>& values) {
-  const int64_t lhs = c.lhs.evaluate(values), rhs = c.rhs.evaluate(values);
-  switch (c.relation) {
-    case Relation::kEqual: return lhs == rhs;
-    case Relation::kLessEqual: return lhs <= rhs;
-    case Relation::kGreaterEqual: return lhs >= rhs;
-    case Relation::kDivisible: return rhs != 0 && lhs % rhs == 0;
-  }
-  return false;
-}
-
 // The labels of the constraints `needs_values` (a solution of the model with
 // the limits lifted) breaks on the real device: the model's constraints
 // evaluated with the device's parameters put back.

@@ -48,6 +48,9 @@ struct Constraint {
   int line = 0;
 };
 
+// Whether `c` holds with every variable at its value in `values`.
+bool holds(const Constraint& c, const std::vector<int64_t>& values);
+
 enum class Goal { kMinimize, kMaximize };
 
 struct Objective {
