@@ -57,9 +57,12 @@ TEST(ScanBdtPlan, ForcedModes) {
   EXPECT_EQ(make_bdt_plan(bdt_shape(1, 2, 100000, ScanDtype::kFloat16), march, 132).chunks, 1);
   BdtChoice lookback;
   lookback.mode = BdtMode::kLookback;
-  const BdtPlan p = make_bdt_plan(bdt_shape(8, 1536, 4096, ScanDtype::kFloat32), lookback, 132);
+  const BdtPlan p = make_bdt_plan(bdt_shape(8, 1536, 20000, ScanDtype::kFloat32), lookback, 132);
   EXPECT_EQ(p.mode, BdtMode::kLookback);
-  EXPECT_EQ(p.chunks, (4096 + p.item_steps - 1) / p.item_steps);
+  // Items of 2 warps x 16 iterations x 128 fp32 steps: 20000 steps are 5 items, the last partial.
+  EXPECT_EQ(p.item_steps, 4096);
+  EXPECT_EQ(p.chunks, 5);
+  EXPECT_EQ(p.items, 8 * 1536 * 5);
 }
 
 // By default many rows march and few rows of several items go to the look-back.
