@@ -143,10 +143,16 @@ def tasks_figure(plt, suite, out):
     fig, ax = plt.subplots(figsize=(1.6 * len(models) + 3, 0.5 * len(tasks) + 2))
     shown = [[float("nan") if v is None else v for v in row] for row in grid]
     image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    for i, row in enumerate(grid):
-        for j, v in enumerate(row):
-            ax.text(j, i, "fail" if v is None else f"{v:.2f}", ha="center", va="center",
-                    color="white" if v is None or v < 0.6 else "black", fontsize=9)
+    for i, task in enumerate(tasks):
+        for j, model in enumerate(models):
+            r = results[task].get(model, {})
+            v = r.get("mean")
+            if v is None:
+                text = "not run" if r.get("not_run") else "fail"
+            else:
+                text = f"{v:.2f}" + (f"\n±{r['spread']:.2f}" if r.get("spread") else "")
+            ax.text(j, i, text, ha="center", va="center",
+                    color="white" if v is None or v < 0.6 else "black", fontsize=8)
     ax.set_xticks(range(len(models)))
     ax.set_xticklabels(models)
     ax.set_yticks(range(len(tasks)))

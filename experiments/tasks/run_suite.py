@@ -6,18 +6,25 @@ with overrides), collected into one JSON and a table (mean ± spread over seeds)
 
     python3 experiments/tasks/run_suite.py --out DIR [--tasks parity,s5]
         [--models lstm,slstm,transformer,linear_scan] [--seeds 0,1,2]
-        [--steps 1000] [--flashtrain build/trainer/flashtrain] [-- extra overrides...]
+        [--steps 1000] [--flashtrain build/trainer/flashtrain]
+        [--jobs 1] [--gpus 0,1] [--deadline SECONDS] [-- extra overrides...]
 
 Runs already finished in DIR (a metrics file with a validation record at the
 last step) are not run again, so an interrupted suite continues where it
 stopped; runs are named task-model-seed, so other settings need another DIR.
+--jobs runs that many at once (the models are small: one GPU holds several),
+spread over --gpus through CUDA_VISIBLE_DEVICES; after --deadline seconds no
+new run starts, and the ones not run are reported as such (run again to finish).
 """
 import argparse
+import concurrent.futures
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
+import time
 
 TASKS = ["parity", "even_pairs", "cycle_navigation", "modular_arithmetic",
          "modular_arithmetic_brackets", "majority", "majority_count", "s5", "z60"]
@@ -40,19 +47,24 @@ def last_validation(metrics_path):
     return found
 
 
-def run_one(args, task, model, seed, extra):
+def run_one(args, task, model, seed, extra, gpu=None, deadline=None):
     folder = os.path.join(args.out, "runs", f"{task}-{model}-seed{seed}")
     metrics = os.path.join(folder, "metrics.jsonl")
     done = last_validation(metrics)
     if done and done[0] >= args.steps:
         return done[1], "cached"
+    if deadline is not None and time.monotonic() > deadline:
+        return None, "not run (deadline)"
     command = [args.flashtrain, "--config", "configs/tasks_parity.toml",
                f"--data.task={task}", f"--model.kind={model}", f"--training.seed={seed}",
                f"--training.steps={args.steps}", f"--validation.every={args.steps}",
                f"--job.dump_folder={folder}", "--checkpoint.interval=0"] + extra
     os.makedirs(folder, exist_ok=True)
+    env = dict(os.environ)
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
     with open(os.path.join(folder, "log.txt"), "w") as log:
-        status = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
+        status = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     if status != 0:
         return None, f"exit {status} (see {folder}/log.txt)"
     done = last_validation(metrics)
@@ -67,6 +79,9 @@ def main():
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--flashtrain", default="build/trainer/flashtrain")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once")
+    parser.add_argument("--gpus", default="", help="CUDA devices to spread the runs over, e.g. 0,1,2")
+    parser.add_argument("--deadline", type=float, default=0, help="seconds after which no run starts")
     parser.add_argument("extra", nargs="*", help="more --section.key=value overrides (after --)")
     args = parser.parse_args()
     if not os.path.exists(args.flashtrain):
@@ -77,21 +92,39 @@ def main():
             sys.exit(f"run_suite: unknown {name} {unknown}; known: {known}")
 
     seeds = [int(s) for s in args.seeds.split(",")]
+    if args.jobs < 1:
+        sys.exit(f"run_suite: --jobs must be >= 1, got {args.jobs}")
+    deadline = time.monotonic() + args.deadline if args.deadline > 0 else None
+    # One token per concurrent run, naming the GPU it may use.
+    gpus = [g for g in args.gpus.split(",") if g] or [None]
+    tokens = queue.Queue()
+    for i in range(args.jobs):
+        tokens.put(gpus[i % len(gpus)])
+
+    def job(task, model, seed):
+        gpu = tokens.get()
+        try:
+            score, how = run_one(args, task, model, seed, args.extra, gpu, deadline)
+        finally:
+            tokens.put(gpu)
+        print(f"{task:28s} {model:12s} seed {seed}: "
+              f"{'-' if score is None else f'{score:.3f}'} ({how})", flush=True)
+        return score, how
+
+    grid = [(t, m, s) for t in args.tasks.split(",") for m in args.models.split(",") for s in seeds]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        outcomes = dict(zip(grid, pool.map(lambda key: job(*key), grid)))
     results = {}
     for task in args.tasks.split(","):
         for model in args.models.split(","):
-            scores = []
-            for seed in seeds:
-                score, how = run_one(args, task, model, seed, args.extra)
-                print(f"{task:28s} {model:12s} seed {seed}: "
-                      f"{'-' if score is None else f'{score:.3f}'} ({how})", flush=True)
-                if score is not None:
-                    scores.append(score)
+            runs = [outcomes[(task, model, seed)] for seed in seeds]
+            scores = [score for score, _ in runs if score is not None]
             results.setdefault(task, {})[model] = {
                 "scores": scores,
                 "mean": statistics.mean(scores) if scores else None,
                 "spread": (max(scores) - min(scores)) / 2 if scores else None,
-                "failed_runs": len(seeds) - len(scores)}
+                "failed_runs": sum(1 for score, how in runs if score is None and not how.startswith("not run")),
+                "not_run": sum(1 for _, how in runs if how.startswith("not run"))}
 
     suite = {"command": " ".join(sys.argv), "steps": args.steps, "seeds": seeds,
              "metric": "scaled accuracy of the last validation (0 = chance, 1 = perfect), "
@@ -107,7 +140,11 @@ def main():
         cells = []
         for m in models:
             r = row[m]
-            cells.append("failed" if r["mean"] is None else f"{r['mean']:.2f} ± {r['spread']:.2f}")
+            if r["mean"] is None:
+                cells.append("not run" if r["not_run"] else "failed")
+            else:
+                missing = len(seeds) - len(r["scores"])
+                cells.append(f"{r['mean']:.2f} ± {r['spread']:.2f}" + (f" ({len(r['scores'])})" if missing else ""))
         print(f"{task:28s}" + "".join(f"{c:>18s}" for c in cells))
     print(f"\nwrote {path}")
 

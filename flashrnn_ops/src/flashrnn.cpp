@@ -100,9 +100,9 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
                                const std::optional<at::Tensor>& initial_states,
                                const std::optional<at::Tensor>& reset, int64_t backend, int64_t cell,
                                bool gradient_recurrent_cut, double gradient_recurrent_clip,
-                               double forward_clip) {
+                               double forward_clip, bool keep_for_backward) {
     const Problem problem{static_cast<Cell>(cell), gradient_recurrent_cut,
-                          gradient_recurrent_clip, forward_clip};
+                          gradient_recurrent_clip, forward_clip, keep_for_backward};
     Inputs in{wx, r, b, initial_states.value_or(at::Tensor()),
               reset ? reset->contiguous() : at::Tensor()};
     const Backend chosen = static_cast<Backend>(backend);
@@ -129,7 +129,8 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
       d_initial_states = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(
           static_cast<at::ScalarType>(ctx->saved_data["initial_type"].toInt()));
     return {g.d_wx,       g.d_r,        g.d_b,        d_initial_states, at::Tensor(),
-            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),     at::Tensor()};
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),     at::Tensor(),
+            at::Tensor()};
   }
 };
 
@@ -174,10 +175,15 @@ Result flashrnn(const at::Tensor& Wx, const at::Tensor& R, const at::Tensor& b,
                 const std::optional<at::Tensor>& initial_states, const Options& options) {
   validate_inputs(Wx, R, b, initial_states, options);
   const Backend backend = resolve_backend(options.backend, options.cell, Inputs{Wx, R, b, {}, {}});
+  // Whether autograd will record this call (inside apply() grad mode is off).
+  const bool keep_for_backward =
+      at::GradMode::is_enabled() &&
+      (Wx.requires_grad() || R.requires_grad() || b.requires_grad() ||
+       (initial_states && initial_states->requires_grad()));
   const variable_list outputs = FlashRnnFunction::apply(
       Wx, R, b, initial_states, options.reset_mask, static_cast<int64_t>(backend),
       static_cast<int64_t>(options.cell), options.gradient_recurrent_cut,
-      options.gradient_recurrent_clip, options.forward_clip);
+      options.gradient_recurrent_clip, options.forward_clip, keep_for_backward);
   return {outputs[0], outputs[1]};
 }
 

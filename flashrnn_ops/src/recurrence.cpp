@@ -36,7 +36,7 @@ at::Tensor rows_contiguous(const at::Tensor& t) {
 }
 
 Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType compute,
-                       at::ScalarType storage) {
+                       at::ScalarType storage, bool per_step_buffers) {
   const int64_t B = in.wx.size(0), steps = in.wx.size(1), N = in.wx.size(3), D = in.wx.size(4);
   const int num_states = cell_layout(problem.cell).states;
   const auto c = in.wx.options().dtype(compute);
@@ -48,9 +48,12 @@ Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType 
   saved.r_heads = heads_major(in.r, storage);
   saved.s0 = initial_states_internal(in, num_states, compute);
   saved.reset = in.reset;
-  saved.states = at::empty({steps, B, num_states, N, D}, c);
-  saved.cache = at::empty({steps, B, cache_slots(problem.cell), N, D}, c);
-  saved.h_gemm = at::empty({steps, B, N, D}, in.wx.options().dtype(storage));
+  const auto buffer = [&](at::IntArrayRef shape, const at::TensorOptions& o) {
+    return per_step_buffers ? at::empty(shape, o) : at::empty({1}, o).expand(shape);
+  };
+  saved.states = buffer({steps, B, num_states, N, D}, c);
+  saved.cache = buffer({steps, B, cache_slots(problem.cell), N, D}, c);
+  saved.h_gemm = buffer({steps, B, N, D}, in.wx.options().dtype(storage));
   return saved;
 }
 

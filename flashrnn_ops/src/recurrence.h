@@ -23,6 +23,7 @@ struct Problem {
   bool gradient_recurrent_cut = false;
   double gradient_recurrent_clip = 0.0;
   double forward_clip = 0.0;
+  bool keep_for_backward = true;  // false: no autograd graph records the call (inference)
 };
 
 struct Inputs {
@@ -73,9 +74,11 @@ at::Tensor initial_states_internal(const Inputs& in, int num_states, at::ScalarT
 at::Tensor rows_contiguous(const at::Tensor& t);
 
 // Allocates what a forward writes and keeps: states and cache in `compute`,
-// R heads and h_gemm in `storage` (the backends' T and S).
+// R heads and h_gemm in `storage` (the backends' T and S). With
+// `per_step_buffers` false, states, cache and h_gemm get their shapes but no
+// memory (a backend that keeps the state on chip and will run no backward).
 Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType compute,
-                       at::ScalarType storage);
+                       at::ScalarType storage, bool per_step_buffers = true);
 
 // The tensors one backward reads and writes besides Saved.
 struct BackwardTensors {

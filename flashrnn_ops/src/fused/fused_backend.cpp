@@ -106,13 +106,21 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::cuda::CUDAGuard guard(in.wx.device());
   const at::ScalarType st = in.wx.scalar_type();
   const bool tc = tc_takes(problem.cell, in.wx.device(), st, in.wx.size(1), in.wx.size(4));
-  Saved saved = allocate_forward(problem, in, at::kFloat, st);
+  // The tensor-core kernels keep the state on chip: with no backward to come
+  // they write only the user's output, and the per-step buffers get no memory.
+  const bool inference = tc && !problem.keep_for_backward;
+  Saved saved = allocate_forward(problem, in, at::kFloat, st, /*per_step_buffers=*/!inference);
   const at::Tensor wx = rows_aligned(rows_contiguous(in.wx));
   const at::Tensor bias = in.b.to(st).contiguous();
   at::Tensor states_all = at::empty(
       {saved.states.size(2), in.wx.size(0), in.wx.size(1), in.wx.size(3), in.wx.size(4)},
       in.wx.options());
-  const auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
+  auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
+  if (inference) {  // null buffers select the inference kernels (tc_launch_forward)
+    p.states.ptr = nullptr;
+    p.cache.ptr = nullptr;
+    p.h_gemm.ptr = nullptr;
+  }
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (tc) {

@@ -21,7 +21,10 @@ namespace flashrnn::fused {
 
 // kResets: whether a reset mask is given. Without one the per-step code has no
 // mask loads and no branches on them (they cost ~20 % of a step even predicated off).
-template <class Cell, class S, int D, bool kResets>
+// kSaves: whether a backward will follow. Without one (inference) a step writes
+// only the output: no fp32 states, gate cache or h_gemm (14 of a thread's 18
+// stores per step at 4 gates).
+template <class Cell, class S, int D, bool kResets, bool kSaves>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
   using K = TcForward<Cell, S, D>;
@@ -77,7 +80,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
       if (b < batch) {
         h0[0] = state[j][r][0][0];
         h0[1] = state[j][r][1][0];
-        if (p.h_gemm.ptr)
+        if (kSaves && p.h_gemm.ptr)
           *reinterpret_cast<uint32_t*>(&p.h_gemm.at(0, b, 0, n, dim(j))) = mma::pack<S>(h0[0], h0[1]);
       }
       // Step 0 reads h_{-1} from tile 1.
@@ -179,20 +182,23 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
-            *reinterpret_cast<float2*>(element_at(states_at[j][r], p.states, t, s)) =
-                make_float2(state[j][r][0][s], state[j][r][1][s]);
+            if (kSaves)
+              *reinterpret_cast<float2*>(element_at(states_at[j][r], p.states, t, s)) =
+                  make_float2(state[j][r][0][s], state[j][r][1][s]);
             if (out_at[j][r] != nullptr)
               *reinterpret_cast<uint32_t*>(element_at(out_at[j][r], p.states_out, t, s)) =
                   mma::pack<S>(state[j][r][0][s], state[j][r][1][s]);
           }
+          if (kSaves)
 #pragma unroll
-          for (int c = 0; c < Cell::kCache; ++c)
-            *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) = make_float2(cache[0][c], cache[1][c]);
+            for (int c = 0; c < Cell::kCache; ++c)
+              *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) =
+                  make_float2(cache[0][c], cache[1][c]);
           if (more) {
             if (kResets && p.reset.at(b, t + 1))
 #pragma unroll
               for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
-            if (h_gemm_at[j][r] != nullptr)
+            if (kSaves && h_gemm_at[j][r] != nullptr)
               *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
           }
         }

@@ -13,13 +13,18 @@
 
 namespace flashrnn::fused {
 
+// Null p.states (with p.cache and p.h_gemm) asks for the inference forward:
+// only the output is written.
 template <class Cell, class S, int D>
 cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
                               cudaStream_t stream) {
   using K = TcForward<Cell, S, D>;
-  return launch_persistent(p.reset.ptr ? tc_forward_kernel<Cell, S, D, true>
-                                       : tc_forward_kernel<Cell, S, D, false>,
-                           K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream);
+  const bool resets = p.reset.ptr != nullptr, saves = p.states.ptr != nullptr;
+  const auto kernel = resets ? (saves ? tc_forward_kernel<Cell, S, D, true, true>
+                                      : tc_forward_kernel<Cell, S, D, true, false>)
+                             : (saves ? tc_forward_kernel<Cell, S, D, false, true>
+                                      : tc_forward_kernel<Cell, S, D, false, false>);
+  return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream);
 }
 
 template <class Cell, class S, int D>
