@@ -49,7 +49,9 @@ Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType 
   saved.s0 = initial_states_internal(in, num_states, compute);
   saved.reset = in.reset;
   const auto buffer = [&](at::IntArrayRef shape, const at::TensorOptions& o) {
-    return per_step_buffers ? at::empty(shape, o) : at::empty({1}, o).expand(shape);
+    // Without per-step buffers: one row of D broadcast to the shape, so the
+    // tensor still has a contiguous last dimension (what slots() views).
+    return per_step_buffers ? at::empty(shape, o) : at::empty({shape.back()}, o).expand(shape);
   };
   saved.states = buffer({steps, B, num_states, N, D}, c);
   saved.cache = buffer({steps, B, cache_slots(problem.cell), N, D}, c);
