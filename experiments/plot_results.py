@@ -33,7 +33,7 @@ def flashbench_records(results):
     (flashbench_fused_*), then the first full run (flashbench_<device>.json, made
     before the tensor-core kernels, so its fused records are left out)."""
     records = {}
-    names = sorted(os.listdir(results))
+    names = sorted(os.listdir(results)) if os.path.isdir(results) else []
     for name in [n for n in names if n.startswith("flashbench_") and n.endswith(".json")]:
         stale_fused = not name.startswith("flashbench_fused")
         for r in load(os.path.join(results, name)).get("records", []):

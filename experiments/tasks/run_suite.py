@@ -7,11 +7,14 @@ with overrides), collected into one JSON and a table (mean ± spread over seeds)
     python3 experiments/tasks/run_suite.py --out DIR [--tasks parity,s5]
         [--models lstm,slstm,transformer,linear_scan] [--seeds 0,1,2]
         [--steps 1000] [--flashtrain build/trainer/flashtrain]
-        [--jobs 1] [--gpus 0,1] [--deadline SECONDS] [-- extra overrides...]
+        [--jobs 1] [--gpus 0,1] [--deadline SECONDS] [--resume-from FILE]
+        [-- extra overrides...]
 
 Runs already finished in DIR (a metrics file with a validation record at the
 last step) are not run again, so an interrupted suite continues where it
 stopped; runs are named task-model-seed, so other settings need another DIR.
+--resume-from takes a validation_records.jsonl of an earlier suite (what
+experiments/results/tasks/*/ keep) and counts its finished runs as done.
 --jobs runs that many at once (the models are small: one GPU holds several),
 spread over --gpus through CUDA_VISIBLE_DEVICES; after --deadline seconds no
 new run starts, and the ones not run are reported as such (run again to finish).
@@ -45,6 +48,31 @@ def last_validation(metrics_path):
             if record.get("kind") == "val" and record.get("scaled_accuracy") is not None:
                 found = (record["step"], record["scaled_accuracy"])
     return found
+
+
+def seed_finished_runs(out, records_path):
+    """Writes runs/<name>/metrics.jsonl for each run of `records_path` (one JSON
+    object per line: run, final_train_loss, validation records) that DIR lacks,
+    so run_one() finds it finished."""
+    seeded = 0
+    with open(records_path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                name, validation = record["run"], record["validation"]
+            except (json.JSONDecodeError, KeyError) as error:
+                sys.exit(f"run_suite: {records_path}:{number}: not a run record ({error})")
+            metrics = os.path.join(out, "runs", name, "metrics.jsonl")
+            if os.path.exists(metrics):
+                continue
+            os.makedirs(os.path.dirname(metrics), exist_ok=True)
+            with open(metrics, "w") as m:
+                for v in validation:
+                    m.write(json.dumps(v) + "\n")
+            seeded += 1
+    return seeded
 
 
 def run_one(args, task, model, seed, extra, gpu=None, deadline=None):
@@ -82,6 +110,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=1, help="runs at once")
     parser.add_argument("--gpus", default="", help="CUDA devices to spread the runs over, e.g. 0,1,2")
     parser.add_argument("--deadline", type=float, default=0, help="seconds after which no run starts")
+    parser.add_argument("--resume-from", default="", help="an earlier suite's validation_records.jsonl")
     parser.add_argument("extra", nargs="*", help="more --section.key=value overrides (after --)")
     args = parser.parse_args()
     if not os.path.exists(args.flashtrain):
@@ -92,6 +121,8 @@ def main():
             sys.exit(f"run_suite: unknown {name} {unknown}; known: {known}")
 
     seeds = [int(s) for s in args.seeds.split(",")]
+    if args.resume_from:
+        print(f"run_suite: {seed_finished_runs(args.out, args.resume_from)} finished runs from {args.resume_from}")
     if args.jobs < 1:
         sys.exit(f"run_suite: --jobs must be >= 1, got {args.jobs}")
     deadline = time.monotonic() + args.deadline if args.deadline > 0 else None
