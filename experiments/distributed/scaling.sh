@@ -45,9 +45,7 @@ nvidia-smi topo -m > "$RUNS/topology.txt" 2>&1 || true
 bash scripts/corpus_for_gpu.sh unpack || exit 1
 CORPUS=.data/corpus
 # Unpacks build-bin/flashtrain.gz and checks that it starts against this torch.
-bash tests/gpu/run_prebuilt.sh flashtrain --help > /dev/null || { echo "scaling: flashtrain does not start" >&2; exit 1; }
-source tests/gpu/torch_env.sh
-FT="${BIN_DIR:-/tmp/flashtrain-bin}/flashtrain"
+source tests/gpu/prebuilt_flashtrain.sh || exit 1
 export NCCL_DEBUG=WARN NCCL_NVLS_ENABLE=0  # NVLink multicast off (device tool's KINDS.md)
 printf 'name\tconfig\tpurpose\tgpus\tsteps\texit\tseconds\n' > "$RUNS/runs.tsv"
 
@@ -61,9 +59,9 @@ train() {
     --data.val_shards="$CORPUS/val_*.bin" --parallelism.timeout_seconds=120 "$@" ${EXTRA_FLAGS:-})
   local cmd
   if ((n == 1)); then
-    cmd=(env CUDA_VISIBLE_DEVICES=0 "$FT" "${flags[@]}")
+    cmd=(env CUDA_VISIBLE_DEVICES=0 "$FLASHTRAIN" "${flags[@]}")
   else
-    cmd=(python3 -m torch.distributed.run --standalone --nproc-per-node="$n" --no-python "$FT" "${flags[@]}")
+    cmd=(python3 -m torch.distributed.run --standalone --nproc-per-node="$n" --no-python "$FLASHTRAIN" "${flags[@]}")
   fi
   echo "${cmd[*]}" > "$RUNS/$name.log"
   local start rc seconds

@@ -45,9 +45,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 GPUS=$(grep -c . "$RUNS/device.txt")
 bash scripts/corpus_for_gpu.sh unpack || exit 1
 CORPUS=.data/corpus
-bash tests/gpu/run_prebuilt.sh flashtrain --help > /dev/null || { echo "budget_runs: flashtrain does not start" >&2; exit 1; }
-source tests/gpu/torch_env.sh
-FT="${BIN_DIR:-/tmp/flashtrain-bin}/flashtrain"
+source tests/gpu/prebuilt_flashtrain.sh || exit 1
 
 # run MODEL GPU: one training run; its log ends with the lines summarize_runs.py reads.
 run() {
@@ -58,7 +56,7 @@ run() {
     --data.val_shards="$CORPUS/val_*.bin" ${EXTRA_FLAGS:-})
   echo "== $model on GPU $gpu: flashtrain ${flags[*]}" > "$log"
   start=$(date +%s)
-  CUDA_VISIBLE_DEVICES=$gpu timeout --signal=TERM --kill-after=20 "$CAP" "$FT" "${flags[@]}" >> "$log" 2>&1
+  CUDA_VISIBLE_DEVICES=$gpu timeout --signal=TERM --kill-after=20 "$CAP" "$FLASHTRAIN" "${flags[@]}" >> "$log" 2>&1
   rc=$?
   ((rc == 0)) || echo "$model: exit status $rc" >> "$log"
   echo "$model: $(( $(date +%s) - start )) s" >> "$log"

@@ -14,9 +14,8 @@ NAME="${NAME:-suite}"
 OUT="${OUT:-/tmp/tasks-out}"
 DIR="/tmp/flashtrain-tasks/$NAME"
 mkdir -p "$OUT" "$DIR"
-bash tests/gpu/run_prebuilt.sh flashtrain --help > /dev/null || { echo "gpu_suite: flashtrain does not start" >&2; exit 1; }
-source tests/gpu/torch_env.sh
-python3 experiments/tasks/run_suite.py --out "$DIR" --flashtrain "${BIN_DIR:-/tmp/flashtrain-bin}/flashtrain" \
+source tests/gpu/prebuilt_flashtrain.sh || exit 1
+python3 experiments/tasks/run_suite.py --out "$DIR" --flashtrain "$FLASHTRAIN" \
   --jobs "${JOBS:-12}" --gpus "${GPUS:-0,1,2}" --deadline "${DEADLINE:-450}" --steps "${STEPS:-2000}" \
   --seeds "${SEEDS:-0,1,2}" "$@" > "$DIR/table.txt" 2>&1
 echo "gpu_suite $NAME: exit $?"
