@@ -154,10 +154,11 @@ Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
       // the FMA fused kernels do not, so auto never picks those.
       if (fused::uses_tensor_cores(cell, in)) return Backend::kFused;
       if (alternating_unsupported.empty()) {
-        if (in.wx.scalar_type() != at::kFloat)
+        if (in.wx.scalar_type() != at::kFloat) {
           TORCH_WARN_ONCE("flashrnn: backend=auto runs the alternating backend: the fused "
                           "tensor-core kernels do not take head dimension ", in.wx.size(4),
                           ": ", fused::tensor_core_reason(cell, in));
+        }
         return Backend::kAlternating;
       }
       if (in.wx.is_cuda()) {
