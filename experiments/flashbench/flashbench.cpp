@@ -258,7 +258,8 @@ struct Bench {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Bench bench{parse(argc, argv)};
+  Bench bench;
+  bench.args = parse(argc, argv);
   if (!torch::cuda::is_available()) {
     std::cerr << "flashbench: no CUDA device\n";
     return 1;
