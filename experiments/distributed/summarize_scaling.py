@@ -15,25 +15,14 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lm"))
+from summarize_runs import read_jsonl  # noqa: E402  (the trainer's JSON lines, errors with file:line)
+
 # The two runs of a curve pair do the same optimisation in a different
 # summation order and bf16: their losses agree closely, not bitwise.
 CURVE_TAIL_POINTS = 5
 CURVE_TAIL_BOUND = 0.02   # relative difference of the mean of the last points
 EFFICIENCY_TARGET = 0.90  # at 8 GPUs (issue 11)
-
-
-def read_jsonl(path):
-    records = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not JSON ({error})")
-    return records
 
 
 def read_runs(runs_dir):
