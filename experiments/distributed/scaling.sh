@@ -49,16 +49,18 @@ source tests/gpu/prebuilt_flashtrain.sh || exit 1
 export NCCL_DEBUG=WARN NCCL_NVLS_ENABLE=0  # NVLink multicast off (device tool's KINDS.md)
 printf 'name\tconfig\tpurpose\tgpus\tsteps\texit\tseconds\n' > "$RUNS/runs.tsv"
 
-# train NAME CONFIG PURPOSE N STEPS [flags...]
+# train NAME CONFIG PURPOSE N STEPS [flags...] [--torchrun]
 train() {
   local name=$1 config=$2 purpose=$3 n=$4 steps=$5
   shift 5
+  local launch=plain  # a last argument --torchrun launches even 1 GPU through torchrun
+  [[ $# -gt 0 && ${*: -1} == --torchrun ]] && { launch=torchrun; set -- "${@:1:$#-1}"; }
   local flags=(--config "configs/$config.toml" --job.dump_folder="$RUNS/$name" --training.steps="$steps"
     --training.device=cuda --checkpoint.enable=false --metrics.log_every=10
     --tokenizer.path="$CORPUS/tokenizer.model" --data.train_shards="$CORPUS/train_*.bin"
     --data.val_shards="$CORPUS/val_*.bin" --parallelism.timeout_seconds=120 "$@" ${EXTRA_FLAGS:-})
   local cmd
-  if ((n == 1)); then
+  if ((n == 1)) && [[ $launch == plain ]]; then
     cmd=(env CUDA_VISIBLE_DEVICES=0 "$FLASHTRAIN" "${flags[@]}")
   else
     cmd=(python3 -m torch.distributed.run --standalone --nproc-per-node="$n" --no-python "$FLASHTRAIN" "${flags[@]}")
@@ -81,13 +83,20 @@ for config in "${CONFIGS[@]}"; do
       --training.local_batch_size=$LOCAL_BATCH --training.global_batch_size=$((LOCAL_BATCH * n)) \
       --lr_scheduler.warmup_steps=20
   done
+  # 1 GPU once more, launched like the N-GPU runs (torchrun sets OMP_NUM_THREADS=1
+  # and its own environment in each rank): the like-for-like baseline.
+  ((GPUS > 1)) && train "scale_${config}_1gpu_torchrun" "$config" scale_torchrun 1 "$STEPS_SCALE" \
+    --validation.every=0 --training.local_batch_size=$LOCAL_BATCH --training.global_batch_size=$LOCAL_BATCH \
+    --lr_scheduler.warmup_steps=20 --torchrun
 done
 CURVE_COUNTS=(1)
 ((COUNTS[-1] > 1)) && CURVE_COUNTS+=("${COUNTS[-1]}")
 for config in "${CONFIGS[@]}"; do
   for n in "${CURVE_COUNTS[@]}"; do
+    # The config's global batch (64): 1 GPU accumulates, 8 GPUs take 8 rows each.
     train "curve_${config}_${n}gpu" "$config" curve "$n" "$CURVE_STEPS" --validation.every=50 \
-      --validation.steps=10 --training.local_batch_size=$LOCAL_BATCH --lr_scheduler.warmup_steps=30
+      --validation.steps=10 --training.local_batch_size=$((64 / n < LOCAL_BATCH ? 64 / n : LOCAL_BATCH)) \
+      --lr_scheduler.warmup_steps=30
   done
 done
 

@@ -67,23 +67,32 @@ def measure(runs_dir, run):
 
 
 def scaling_table(measured):
-    """Per config: tokens/s at each GPU count and the efficiency against 1 GPU."""
-    table = {}
+    """Per config: tokens/s at each GPU count and the efficiency against 1 GPU.
+
+    A 1-GPU run launched through torchrun (purpose "scale_torchrun") is a second
+    baseline: the same launcher, environment and process setup as the N-GPU runs.
+    """
+    table, torchrun_one = {}, {}
     for m in measured:
+        if m["purpose"] == "scale_torchrun":
+            torchrun_one[m["config"]] = m["tokens_per_second"]
         if m["purpose"] != "scale":
             continue
         table.setdefault(m["config"], {})[m["gpus"]] = m
     result = {}
     for config, by_gpus in table.items():
         one = by_gpus.get(1, {}).get("tokens_per_second")
+        one_torchrun = torchrun_one.get(config)
         rows = []
         for gpus in sorted(by_gpus):
             m = by_gpus[gpus]
             tps = m["tokens_per_second"]
             efficiency = tps / (gpus * one) if tps and one else None
+            efficiency_torchrun = tps / (gpus * one_torchrun) if tps and one_torchrun else None
             rows.append({"gpus": gpus, "tokens_per_second": tps,
                          "tokens_per_second_per_gpu": tps / gpus if tps else None,
-                         "efficiency": efficiency, "comm_ms": m["comm_seconds"] and m["comm_seconds"] * 1e3,
+                         "efficiency": efficiency, "efficiency_vs_torchrun_1gpu": efficiency_torchrun,
+                         "tokens_per_second_torchrun_1gpu": one_torchrun, "comm_ms": m["comm_seconds"] and m["comm_seconds"] * 1e3,
                          "comm_wait_ms": m["comm_wait_seconds"] and m["comm_wait_seconds"] * 1e3,
                          "comm_overlap": m["comm_overlap"], "peak_memory_gib": m["peak_memory_gib"],
                          "complete": m["complete"]})
@@ -128,13 +137,14 @@ def fmt(value, pattern):
 
 def render(summary):
     lines = [f"device: {summary['device']}", "",
-             f"{'config':<14} {'GPUs':>4} {'tok/s':>11} {'tok/s/GPU':>10} {'eff':>6} {'comm ms':>8} "
+             f"{'config':<14} {'GPUs':>4} {'tok/s':>11} {'tok/s/GPU':>10} {'eff':>6} {'eff(tr)':>7} {'comm ms':>8} "
              f"{'wait ms':>8} {'overlap':>7} {'GiB':>6}"]
     for config, rows in summary["scaling"].items():
         for r in rows:
             lines.append(f"{config:<14} {r['gpus']:>4} {fmt(r['tokens_per_second'], '{:,.0f}'):>11} "
                          f"{fmt(r['tokens_per_second_per_gpu'], '{:,.0f}'):>10} "
                          f"{fmt(r['efficiency'] and 100 * r['efficiency'], '{:.1f}%'):>6} "
+                         f"{fmt(r['efficiency_vs_torchrun_1gpu'] and 100 * r['efficiency_vs_torchrun_1gpu'], '{:.1f}%'):>7} "
                          f"{fmt(r['comm_ms'], '{:.1f}'):>8} {fmt(r['comm_wait_ms'], '{:.1f}'):>8} "
                          f"{fmt(r['comm_overlap'], '{:.2f}'):>7} {fmt(r['peak_memory_gib'], '{:.1f}'):>6}"
                          + ("" if r["complete"] else "  (incomplete)"))
