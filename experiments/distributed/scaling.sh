@@ -20,12 +20,13 @@
 # Device tool: kind nvidia-h200-x4 (x2, x8 alike), carry ["build-bin", ".data/corpus-xz"].
 # Knobs: EXTRA_FLAGS (overrides after all others, e.g. a tiny model on the CPU
 # to test this script), CONFIGS ("lstm_12head transformer"), STEPS_SCALE (80), CURVE_STEPS (300),
-# MAX_GPUS (all).
+# MAX_GPUS (all), PARTS ("scale curve": which of the two to run).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 CONFIGS=(${CONFIGS:-lstm_12head transformer})
 STEPS_SCALE="${STEPS_SCALE:-80}"
 CURVE_STEPS="${CURVE_STEPS:-300}"
+PARTS="${PARTS:-scale curve}"
 OUT="${OUT:-build-gpu/scaling}"
 RUNS=/tmp/flashtrain-scaling
 LOCAL_BATCH=16
@@ -77,7 +78,7 @@ train() {
   ((rc == 0)) || tail -15 "$RUNS/$name.log"
 }
 
-for config in "${CONFIGS[@]}"; do
+[[ " $PARTS " == *" scale "* ]] && for config in "${CONFIGS[@]}"; do
   for n in "${COUNTS[@]}"; do
     train "scale_${config}_${n}gpu" "$config" scale "$n" "$STEPS_SCALE" --validation.every=0 \
       --training.local_batch_size=$LOCAL_BATCH --training.global_batch_size=$((LOCAL_BATCH * n)) \
@@ -91,7 +92,7 @@ for config in "${CONFIGS[@]}"; do
 done
 CURVE_COUNTS=(1)
 ((COUNTS[-1] > 1)) && CURVE_COUNTS+=("${COUNTS[-1]}")
-for config in "${CONFIGS[@]}"; do
+[[ " $PARTS " == *" curve "* ]] && for config in "${CONFIGS[@]}"; do
   for n in "${CURVE_COUNTS[@]}"; do
     # The config's global batch (64): 1 GPU accumulates, 8 GPUs take 8 rows each.
     train "curve_${config}_${n}gpu" "$config" curve "$n" "$CURVE_STEPS" --validation.every=50 \

@@ -29,14 +29,14 @@ using testing::start;
 using testing::tiny_task_run;
 using testing::wait_for;
 
-// A tiny task run with a global batch of 8 (4 per micro-batch) on the CPU.
-// A constant learning rate after warm-up, so that a run cut short follows
-// the same schedule as a longer one.
+// A tiny task run with a global batch of 8 (4 per micro-batch) on the CPU,
+// validating 2 global batches every 3 steps. A constant learning rate after
+// warm-up, so that a run cut short follows the same schedule as a longer one.
 std::vector<std::string> run_args(const fs::path& folder, int steps, int nproc) {
   std::vector<std::string> args = tiny_task_run(folder);
   args.insert(args.end(), {"--training.steps=" + std::to_string(steps), "--training.global_batch_size=8",
                            "--training.device=cpu", "--parallelism.timeout_seconds=60",
-                           "--lr_scheduler.decay=constant"});
+                           "--lr_scheduler.decay=constant", "--validation.every=3", "--validation.steps=2"});
   if (nproc > 1) args.insert(args.end(), {"--nproc", std::to_string(nproc)});
   return args;
 }
@@ -50,6 +50,17 @@ std::map<int, double> train_losses(const fs::path& metrics) {
     if (record.value("kind", "") == "train") losses[record.at("step").get<int>()] = record.at("loss").get<double>();
   }
   return losses;
+}
+
+// step -> the "val" record of a metrics file.
+std::map<int, nlohmann::json> val_records(const fs::path& metrics) {
+  std::map<int, nlohmann::json> records;
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record.value("kind", "") == "val") records[record.at("step").get<int>()] = record;
+  }
+  return records;
 }
 
 void expect_same_losses(const std::map<int, double>& expected, const std::map<int, double>& actual, int first,
@@ -77,6 +88,21 @@ TEST(DistributedCli, TwoRanksMatchOneProcessWithTheSameGlobalBatch) {
   const auto actual = train_losses(dir / "two" / "metrics.jsonl");
   EXPECT_EQ(actual.size(), 6u);
   expect_same_losses(expected, actual, 1, 6);
+  // Validation covers the same rows: 2 global batches of 8 sequences with one
+  // scored answer each, split over micro-batches in one process and over
+  // ranks in two.
+  const auto val_one = val_records(dir / "one" / "metrics.jsonl");
+  const auto val_two = val_records(dir / "two" / "metrics.jsonl");
+  ASSERT_EQ(val_one.size(), 2u);
+  ASSERT_EQ(val_two.size(), 2u);
+  for (int step : {3, 6}) {
+    ASSERT_TRUE(val_one.count(step) && val_two.count(step)) << "step " << step;
+    EXPECT_EQ(val_one.at(step).at("scored_tokens").get<int>(), 16) << val_one.at(step).dump();
+    EXPECT_EQ(val_two.at(step).at("scored_tokens").get<int>(), 16) << val_two.at(step).dump();
+    const double loss = val_one.at(step).at("loss").get<double>();
+    EXPECT_NEAR(val_two.at(step).at("loss").get<double>(), loss, 1e-5 * loss) << "step " << step;
+    EXPECT_EQ(val_two.at(step).at("accuracy").get<double>(), val_one.at(step).at("accuracy").get<double>());
+  }
   // The ranks' data differ (disjoint slices): step 1's loss is that of 8
   // sequences, not of rank 0's 4 twice; a 2-rank run without accumulation
   // over a global batch of 4 sees other data.

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "flashtrain/config/consistency.h"
 #include "flashtrain/data/error.h"
 #include "flashtrain/data/loader.h"
 #include "flashtrain/data/tasks.h"
@@ -138,14 +139,18 @@ std::unique_ptr<BatchSource> make_train_batches(const config::Config& c, std::in
 }
 
 std::unique_ptr<BatchSource> make_validation_batches(const config::Config& c, std::int64_t vocab_size,
-                                                     torch::Device device) {
+                                                     torch::Device device, int rank, int world_size) {
   if (!c.data.task.empty())
     return std::make_unique<TaskBatches>(task_spec(c.data, Split::kValidation),
                                          task_stream_seed(c, Split::kValidation), c.training.local_batch_size,
-                                         c.data.seq_len, c.data.task_mask_answer, device);
+                                         c.data.seq_len, c.data.task_mask_answer, device, rank, world_size);
   if (c.data.val_shards.empty()) throw std::runtime_error("data.val_shards is empty: no validation data");
-  return std::make_unique<ShardBatches>(loader_options(c, c.data.val_shards, vocab_size, /*shuffle=*/false), device,
-                                        "validation");
+  return std::make_unique<ShardBatches>(
+      loader_options(c, c.data.val_shards, vocab_size, /*shuffle=*/false, rank, world_size), device, "validation");
+}
+
+std::int64_t validation_batches_per_rank(const config::Config& c, int world_size) {
+  return c.validation.steps * config::accumulation_steps(c, world_size);
 }
 
 }  // namespace flashtrain::trainer

@@ -144,7 +144,7 @@ int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command)
     LoadedModel loaded = load_trained_model(resolved, command);
     const std::unique_ptr<BatchSource> batches = make_validation_batches(c, loaded.vocab_size, loaded.device);
     EvalOptions options;
-    options.batches = c.validation.steps;
+    options.batches = validation_batches_per_rank(c, /*world_size=*/1);  // the training run's validation set
     options.bf16 = c.training.mixed_precision == "bf16";
     if (!c.data.task.empty()) {
       const data::TaskSpec spec = task_spec(c.data, Split::kValidation);

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <vector>
 #include <stdexcept>
 
 #include "autocast_scope.h"
@@ -11,7 +12,7 @@
 
 namespace flashtrain::trainer {
 
-EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options) {
+EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options) {
   if (options.batches < 1) throw std::invalid_argument("evaluate: batches must be >= 1");
   const bool was_training = model.is_training();
   model.eval();
@@ -19,8 +20,8 @@ EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, cons
   const auto device_type = model.parameters().front().device().type();
 
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(model.parameters().front().device()));
-  EvalResult result;
-  data::AccuracyCounts counts;
+  EvalSums sums;
+  sums.score_accuracy = options.num_classes > 0;
   for (std::int64_t i = 0; i < options.batches; ++i) {
     const Batch batch = batches.next();
     torch::Tensor logits;
@@ -33,25 +34,63 @@ EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, cons
                     logits.reshape({-1, vocab}).to(torch::kFloat), batch.targets.reshape(-1),
                     torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum).ignore_index(data::kIgnoreTarget))
                     .to(torch::kDouble);
-    result.scored_tokens += batch.scored_tokens;
-    ++result.batches;
-    if (options.num_classes > 0) {
+    sums.scored_tokens += batch.scored_tokens;
+    ++sums.batches;
+    if (sums.score_accuracy) {
       const torch::Tensor predictions = logits.argmax(-1).to(torch::kCPU, torch::kInt32).contiguous();
       const torch::Tensor targets = batch.targets.to(torch::kCPU, torch::kInt32).contiguous();
-      counts += data::count_correct(predictions.data_ptr<std::int32_t>(), targets.data_ptr<std::int32_t>(),
-                                    targets.size(0), targets.size(1));
+      sums.counts += data::count_correct(predictions.data_ptr<std::int32_t>(), targets.data_ptr<std::int32_t>(),
+                                         targets.size(0), targets.size(1));
     }
   }
   if (was_training) model.train();
-  if (result.scored_tokens == 0) throw std::runtime_error("evaluate: the validation batches have no scored tokens");
-  result.loss = loss_sum.item<double>() / double(result.scored_tokens);
+  sums.loss_sum = loss_sum.item<double>();
+  return sums;
+}
+
+std::vector<double> EvalSums::to_values() const {
+  return {loss_sum,
+          double(scored_tokens),
+          double(batches),
+          double(counts.correct_tokens),
+          double(counts.scored_tokens),
+          double(counts.correct_sequences),
+          double(counts.scored_sequences)};
+}
+
+EvalSums EvalSums::from_values(const std::vector<double>& values, bool score_accuracy) {
+  if (values.size() != 7) throw std::invalid_argument("EvalSums::from_values: expected 7 values");
+  // Counts travel as doubles: exact below 2^53.
+  const auto count = [&](std::size_t i) { return static_cast<std::int64_t>(std::llround(values[i])); };
+  EvalSums sums;
+  sums.loss_sum = values[0];
+  sums.scored_tokens = count(1);
+  sums.batches = count(2);
+  sums.counts.correct_tokens = count(3);
+  sums.counts.scored_tokens = count(4);
+  sums.counts.correct_sequences = count(5);
+  sums.counts.scored_sequences = count(6);
+  sums.score_accuracy = score_accuracy;
+  return sums;
+}
+
+EvalResult summarize(const EvalSums& sums, int num_classes) {
+  if (sums.scored_tokens == 0) throw std::runtime_error("evaluate: the validation batches have no scored tokens");
+  EvalResult result;
+  result.scored_tokens = sums.scored_tokens;
+  result.batches = sums.batches;
+  result.loss = sums.loss_sum / double(sums.scored_tokens);
   result.perplexity = std::exp(result.loss);
-  if (options.num_classes > 0) {
-    result.accuracy = counts.token_accuracy();
-    result.scaled_accuracy = data::scaled_accuracy(*result.accuracy, options.num_classes);
-    result.sequence_accuracy = counts.sequence_accuracy();
+  if (sums.score_accuracy && num_classes > 0) {
+    result.accuracy = sums.counts.token_accuracy();
+    result.scaled_accuracy = data::scaled_accuracy(*result.accuracy, num_classes);
+    result.sequence_accuracy = sums.counts.sequence_accuracy();
   }
   return result;
+}
+
+EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options) {
+  return summarize(evaluate_sums(model, batches, options), options.num_classes);
 }
 
 }  // namespace flashtrain::trainer

@@ -388,12 +388,18 @@ void Trainer::Impl::log_progress(const StepReport& r) {
 
 EvalResult Trainer::Impl::validate() {
   const auto start = Clock::now();
-  const std::unique_ptr<BatchSource> validation = make_validation_batches(config, vocab_size, device);
+  // Each rank evaluates its slice of the validation set; the sums over ranks
+  // are those of one process evaluating all of it.
+  const std::unique_ptr<BatchSource> validation =
+      make_validation_batches(config, vocab_size, device, world.rank, world.size);
   EvalOptions options;
-  options.batches = config.validation.steps;
+  options.batches = validation_batches_per_rank(config, world.size);
   options.bf16 = bf16;
   options.num_classes = num_classes;
-  const EvalResult result = evaluate(*model, *validation, options);
+  EvalSums sums = evaluate_sums(*model, *validation, options);
+  if (world.distributed())
+    sums = EvalSums::from_values(distributed::sum_over_ranks(*world.comm, sums.to_values()), sums.score_accuracy);
+  const EvalResult result = summarize(sums, num_classes);
   last_validated_step = progress.step;
 
   char text[256];

@@ -42,8 +42,15 @@ std::unique_ptr<BatchSource> make_train_batches(const config::Config& config, st
                                                 torch::Device device, int rank = 0, int world_size = 1);
 
 // Validation batches, the same ones at every call: data.val_shards in file
-// order, or the task's validation stream and lengths.
+// order, or the task's validation stream and lengths. Like training data they
+// are indexed globally (rank r takes its local batch after those of ranks
+// before it), so the validation set -- validation.steps global batches -- is
+// the same rows on any number of ranks.
 std::unique_ptr<BatchSource> make_validation_batches(const config::Config& config, std::int64_t vocab_size,
-                                                     torch::Device device);
+                                                     torch::Device device, int rank = 0, int world_size = 1);
+
+// Local batches each rank evaluates for one validation: validation.steps x
+// the accumulation steps of this world size.
+std::int64_t validation_batches_per_rank(const config::Config& config, int world_size);
 
 }  // namespace flashtrain::trainer

@@ -1,11 +1,16 @@
 // Validation: mean loss per scored token and perplexity over a fixed number
 // of batches, and for state-tracking tasks the accuracy on the scored tokens
-// (the answers) and its chance-corrected form, scaled accuracy.
+// (the answers) and its chance-corrected form, scaled accuracy. Data-parallel
+// ranks each evaluate their own slice (evaluate_sums), add their sums over
+// ranks, and summarize the total: the result is that of one process
+// evaluating every slice.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "flashtrain/data/task_metrics.h"
 #include "flashtrain/models/language_model.h"
 #include "flashtrain/trainer/batch_source.h"
 
@@ -27,7 +32,26 @@ struct EvalResult {
   std::optional<double> sequence_accuracy;
 };
 
+// What a set of batches adds up to; sums over ranks add field by field.
+struct EvalSums {
+  double loss_sum = 0.0;  // cross-entropy summed over the scored tokens (nats)
+  std::int64_t scored_tokens = 0;
+  std::int64_t batches = 0;
+  data::AccuracyCounts counts;  // tasks only
+  bool score_accuracy = false;
+
+  std::vector<double> to_values() const;  // for a sum over ranks
+  static EvalSums from_values(const std::vector<double>& values, bool score_accuracy);
+};
+
 // Runs the model in eval mode without gradients, then returns it to train mode.
+EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options);
+
+// Loss, perplexity and accuracies of the sums; throws std::runtime_error if
+// no token was scored.
+EvalResult summarize(const EvalSums& sums, int num_classes);
+
+// evaluate_sums, then summarize: one process.
 EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options);
 
 }  // namespace flashtrain::trainer
