@@ -1,10 +1,13 @@
 """The report's figures (PNG) from the committed results JSON.
 
     python3 experiments/plot_results.py [--results experiments/results] [--out DIR]
+        [--flashbench FILE] [--suite FILE]
 
 Writes, for whichever inputs exist:
-  kernel_heads.png   flashbench head sweep (B=16, T=1024): ms against head dim,
-                     ours (fused, alternating) and the FlashRNN / cuDNN anchors
+  kernel_heads.png   one flashbench run (--flashbench, default the latest full
+                     run, flashbench_v6_all_NVIDIA_H200.json) -- head sweep (B=16, T=1024): ms against head dim,
+                     ours (fused, alternating, vanilla loop), cuDNN, causal attention
+                     of the same shape (SDPA) and the FlashRNN anchors
   kernel_batch.png   batch sweep (T=1024): LSTM 12x64 ours; 1x768 ours and cuDNN fp16
   kernel_length.png  sequence-length sweep (B=16, 12x64)
   scan.png           scan op: fraction of the copy-bandwidth floor per case
@@ -28,21 +31,12 @@ def load(path):
         return json.load(f)
 
 
-def flashbench_records(results):
-    """Records of the flashbench JSONs in `results`: the fused-backend runs
-    (flashbench_fused_*), then the first full run (flashbench_<device>.json, made
-    before the tensor-core kernels, so its fused records are left out)."""
-    records = {}
-    names = sorted(os.listdir(results)) if os.path.isdir(results) else []
-    for name in [n for n in names if n.startswith("flashbench_") and n.endswith(".json")]:
-        stale_fused = not name.startswith("flashbench_fused")
-        for r in load(os.path.join(results, name)).get("records", []):
-            key = (r["cell"], r["backend"], r["B"], r["T"], r["N"], r["D"], r["pass"])
-            if stale_fused and r["backend"] == "fused":
-                continue
-            if key not in records or not stale_fused:
-                records[key] = r["median_ms"]
-    return records
+def flashbench_records(path):
+    """(cell, backend, B, T, N, D, pass) -> median ms of one flashbench JSON."""
+    if not os.path.exists(path):
+        return {}
+    return {(r["cell"], r["backend"], r["B"], r["T"], r["N"], r["D"], r["pass"]): r["median_ms"]
+            for r in load(path).get("records", [])}
 
 
 def series(records, cell, backend, pass_, vary, **fixed):
@@ -84,9 +78,10 @@ def kernel_heads(plt, records, out):
     for row, cell in enumerate(["lstm", "slstm"]):
         for col, pass_ in enumerate(["fw", "fwbw"]):
             ax = axes[row][col]
-            for backend, style in (("fused", "o-"), ("alternating", "s--")):
+            for backend, style in (("fused", "o-"), ("alternating", "s--"), ("vanilla", "v:")):
                 draw(ax, series(records, cell, backend, pass_, "D", B=16, T=1024), f"ours {backend}", style)
             draw(ax, series(records, cell, "cudnn_fp16", pass_, "D", B=16, T=1024), "cuDNN fp16", "^")
+            draw(ax, series(records, "sdpa", "sdpa_causal", pass_, "D", B=16, T=1024), "causal attention (SDPA)", "*-")
             anchors = [(d, v[col]) for (c, d), v in sorted(FLASHRNN_FUSED.items()) if c == cell]
             draw(ax, anchors, "FlashRNN fused (ANCHORS)", "x:")
             log_log_panel(ax, "head dim (heads = 768 / head dim)", f"{cell} {pass_}, B=16, T=1024, bf16")
@@ -166,6 +161,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", default="experiments/results")
     parser.add_argument("--out", default="experiments/results/plots")
+    parser.add_argument("--flashbench", default="", help="a flashbench JSON (default: "
+                        "RESULTS/flashbench_v6_all_NVIDIA_H200.json, every sweep in one run)")
     parser.add_argument("--suite", default="", help="a run_suite.py suite.json")
     args = parser.parse_args()
     try:
@@ -176,7 +173,8 @@ def main():
         sys.exit("plot_results: needs matplotlib (Debian: python3-matplotlib)")
     os.makedirs(args.out, exist_ok=True)
     written = []
-    records = flashbench_records(args.results)
+    records = flashbench_records(args.flashbench or
+                                 os.path.join(args.results, "flashbench_v6_all_NVIDIA_H200.json"))
     if records:
         for name, fn in (("kernel_heads.png", kernel_heads), ("kernel_batch.png", kernel_batch),
                          ("kernel_length.png", kernel_length)):
