@@ -6,6 +6,11 @@
 //   flashbench [--sweep heads|batch|length|all] [--cells lstm,slstm,gru,elman]
 //              [--backends alternating,fused,vanilla] [--baselines on|off]
 //              [--dtype bf16|fp16|fp32] [--iters 20] [--out results.json]
+//              [--shape B,T,N,D] [--breakdown on|off] [--check on|off]
+// --shape times one shape instead of a sweep; --breakdown adds the pass
+// "fw_train", the forward with autograd recording (the backward's share is
+// fwbw - fw_train); --check off skips the float64 check (for profilers, which
+// would otherwise trace the reference's thousands of small kernels).
 //
 // Timing: CUDA events around each repetition after warm-up, the median over
 // repetitions, inputs rotated among several sets so the L2 does not serve repeats.
@@ -36,11 +41,16 @@ struct Args {
   torch::Dtype dtype = torch::kBFloat16;
   int iters = 20;
   std::string out = "flashbench.json";
+  std::string shape;       // "B,T,N,D": this shape only
+  bool breakdown = false;  // also time the recording forward
+  bool check = true;       // float64 check before timing
 };
 
 struct Shape {
   int64_t B, T, N, D;
 };
+
+bool on_off(const std::string& key, const std::string& value);
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> parts;
@@ -52,8 +62,14 @@ std::vector<std::string> split(const std::string& s) {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "flashbench: " << problem << "\nusage: flashbench [--sweep heads|batch|length|all]"
             << " [--cells lstm,slstm,gru,elman] [--backends alternating,fused,vanilla]"
-            << " [--baselines on|off] [--dtype bf16|fp16|fp32] [--iters N] [--out FILE]\n";
+            << " [--baselines on|off] [--dtype bf16|fp16|fp32] [--iters N] [--out FILE]"
+            << " [--shape B,T,N,D] [--breakdown on|off] [--check on|off]\n";
   std::exit(2);
+}
+
+bool on_off(const std::string& key, const std::string& value) {
+  if (value != "on" && value != "off") usage(key + " takes on or off, not " + value);
+  return value == "on";
 }
 
 Args parse(int argc, char** argv) {
@@ -65,10 +81,11 @@ Args parse(int argc, char** argv) {
     if (key == "--sweep") a.sweep = value;
     else if (key == "--cells") a.cells = split(value);
     else if (key == "--backends") a.backends = split(value);
-    else if (key == "--baselines") {
-      if (value != "on" && value != "off") usage("--baselines takes on or off, not " + value);
-      a.baselines = value == "on";
-    } else if (key == "--iters") a.iters = std::stoi(value);
+    else if (key == "--baselines") a.baselines = on_off(key, value);
+    else if (key == "--breakdown") a.breakdown = on_off(key, value);
+    else if (key == "--check") a.check = on_off(key, value);
+    else if (key == "--shape") a.shape = value;
+    else if (key == "--iters") a.iters = std::stoi(value);
     else if (key == "--out") a.out = value;
     else if (key == "--dtype") {
       if (value == "bf16") a.dtype = torch::kBFloat16;
@@ -86,8 +103,23 @@ std::string dtype_name(torch::Dtype t) {
 
 // The paper's sweeps (FlashRNN section 5): head dims at B=16, T=1024; batch
 // sizes at 12×64 and 1×768; sequence lengths at 12×64.
-std::vector<Shape> sweep_shapes(const std::string& sweep) {
+std::vector<Shape> sweep_shapes(const std::string& sweep, const std::string& shape) {
   std::vector<Shape> shapes;
+  if (!shape.empty()) {
+    const std::vector<std::string> parts = split(shape);
+    if (parts.size() != 4) usage("--shape takes B,T,N,D, not " + shape);
+    Shape one{};
+    int64_t* fields[] = {&one.B, &one.T, &one.N, &one.D};
+    for (int i = 0; i < 4; ++i) {
+      try {
+        *fields[i] = std::stoll(parts[i]);
+      } catch (const std::exception&) {
+        usage("--shape takes four integers B,T,N,D, not " + shape);
+      }
+      if (*fields[i] < 1) usage("--shape values must be >= 1: " + shape);
+    }
+    return {one};
+  }
   if (sweep == "heads" || sweep == "all")
     for (auto [D, N] : {std::pair{16, 48}, {32, 24}, {64, 12}, {128, 6}, {256, 3}, {768, 1}})
       shapes.push_back({16, 1024, N, D});
@@ -173,9 +205,9 @@ struct Bench {
 
   void time_ours(Cell cell, const Shape& s, Backend backend) {
     const std::string cell_name(flashrnn::to_string(cell)), name(flashrnn::to_string(backend));
-    double error;
+    double error = NAN;
     try {
-      error = check_against_float64(cell, s, args.dtype, backend);
+      if (args.check) error = check_against_float64(cell, s, args.dtype, backend);
     } catch (const flashrnn::InputError& e) {
       std::printf("%-6s %-12s skipped: %s\n", cell_name.c_str(), name.c_str(), e.what());
       return;
@@ -189,6 +221,10 @@ struct Bench {
       run_op(sets[i % kInputSets], cell, backend);
     }, iters);
     record("rnn", cell_name, name, s, "fw", fw, error);
+    if (args.breakdown)
+      record("rnn", cell_name, name, s, "fw_train", median_ms([&](int i) {
+        run_op(sets[i % kInputSets], cell, backend);  // recording: saves what the backward needs
+      }, iters), error);
     const double fwbw = median_ms([&](int i) {
       const OpInputs& in = sets[i % kInputSets];
       for (auto* t : {&in.wx, &in.r, &in.b}) t->mutable_grad() = torch::Tensor();
@@ -268,7 +304,7 @@ int main(int argc, char** argv) {
   bench.device = at::cuda::getCurrentDeviceProperties()->name;
   std::printf("flashbench on %s, dtype %s, %d repetitions (vanilla: 3)\n", bench.device.c_str(),
               dtype_name(bench.args.dtype).c_str(), bench.args.iters);
-  for (const Shape& s : sweep_shapes(bench.args.sweep)) {
+  for (const Shape& s : sweep_shapes(bench.args.sweep, bench.args.shape)) {
     for (const std::string& name : bench.args.cells) {
       const Cell cell = flashrnn::parse_cell(name);
       for (const std::string& backend : bench.args.backends) {
@@ -281,7 +317,9 @@ int main(int argc, char** argv) {
     }
     if (bench.args.baselines) bench.time_attention(s);
   }
-  Json out = {{"command", "flashbench --sweep " + bench.args.sweep},
+  std::string command = "flashbench";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  Json out = {{"command", command},
               {"device", bench.device},
               {"torch", TORCH_VERSION},
               {"records", bench.records}};
