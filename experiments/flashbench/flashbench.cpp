@@ -296,6 +296,7 @@ struct Bench {
 int main(int argc, char** argv) {
   Bench bench;
   bench.args = parse(argc, argv);
+  const std::vector<Shape> shapes = sweep_shapes(bench.args.sweep, bench.args.shape);
   if (!torch::cuda::is_available()) {
     std::cerr << "flashbench: no CUDA device\n";
     return 1;
@@ -304,7 +305,7 @@ int main(int argc, char** argv) {
   bench.device = at::cuda::getCurrentDeviceProperties()->name;
   std::printf("flashbench on %s, dtype %s, %d repetitions (vanilla: 3)\n", bench.device.c_str(),
               dtype_name(bench.args.dtype).c_str(), bench.args.iters);
-  for (const Shape& s : sweep_shapes(bench.args.sweep, bench.args.shape)) {
+  for (const Shape& s : shapes) {
     for (const std::string& name : bench.args.cells) {
       const Cell cell = flashrnn::parse_cell(name);
       for (const std::string& backend : bench.args.backends) {
