@@ -27,6 +27,7 @@ import queue
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 TASKS = ["parity", "even_pairs", "cycle_navigation", "modular_arithmetic",
@@ -132,14 +133,17 @@ def main():
     for i in range(args.jobs):
         tokens.put(gpus[i % len(gpus)])
 
+    print_lock = threading.Lock()  # whole lines: print() from threads interleaves
+
     def job(task, model, seed):
         gpu = tokens.get()
         try:
             score, how = run_one(args, task, model, seed, args.extra, gpu, deadline)
         finally:
             tokens.put(gpu)
-        print(f"{task:28s} {model:12s} seed {seed}: "
-              f"{'-' if score is None else f'{score:.3f}'} ({how})", flush=True)
+        with print_lock:
+            print(f"{task:28s} {model:12s} seed {seed}: "
+                  f"{'-' if score is None else f'{score:.3f}'} ({how})", flush=True)
         return score, how
 
     grid = [(t, m, s) for t in args.tasks.split(",") for m in args.models.split(",") for s in seeds]
