@@ -72,6 +72,27 @@ void expect_same_losses(const std::map<int, double>& expected, const std::map<in
   }
 }
 
+// Validation covers the same rows on 1 and 2 ranks: at steps 3 and 6, 2 global
+// batches of 8 sequences with one scored answer each, split over micro-batches
+// in one process and over ranks in two.
+void expect_same_validation(const fs::path& one, const fs::path& two, double loss_tolerance,
+                            double accuracy_tolerance) {
+  const auto val_one = val_records(one);
+  const auto val_two = val_records(two);
+  ASSERT_EQ(val_one.size(), 2u);
+  ASSERT_EQ(val_two.size(), 2u);
+  for (int step : {3, 6}) {
+    ASSERT_TRUE(val_one.count(step) && val_two.count(step)) << "step " << step;
+    EXPECT_EQ(val_one.at(step).at("scored_tokens").get<int>(), 16) << val_one.at(step).dump();
+    EXPECT_EQ(val_two.at(step).at("scored_tokens").get<int>(), 16) << val_two.at(step).dump();
+    const double loss = val_one.at(step).at("loss").get<double>();
+    EXPECT_NEAR(val_two.at(step).at("loss").get<double>(), loss, loss_tolerance * loss) << "step " << step;
+    EXPECT_NEAR(val_two.at(step).at("accuracy").get<double>(), val_one.at(step).at("accuracy").get<double>(),
+                accuracy_tolerance)
+        << "step " << step;
+  }
+}
+
 TEST(DistributedCli, TwoRanksMatchOneProcessWithTheSameGlobalBatch) {
   ScratchDir dir;
   const ProcessRun one = run_flashtrain(run_args(dir / "one", 6, 1));
@@ -88,21 +109,7 @@ TEST(DistributedCli, TwoRanksMatchOneProcessWithTheSameGlobalBatch) {
   const auto actual = train_losses(dir / "two" / "metrics.jsonl");
   EXPECT_EQ(actual.size(), 6u);
   expect_same_losses(expected, actual, 1, 6);
-  // Validation covers the same rows: 2 global batches of 8 sequences with one
-  // scored answer each, split over micro-batches in one process and over
-  // ranks in two.
-  const auto val_one = val_records(dir / "one" / "metrics.jsonl");
-  const auto val_two = val_records(dir / "two" / "metrics.jsonl");
-  ASSERT_EQ(val_one.size(), 2u);
-  ASSERT_EQ(val_two.size(), 2u);
-  for (int step : {3, 6}) {
-    ASSERT_TRUE(val_one.count(step) && val_two.count(step)) << "step " << step;
-    EXPECT_EQ(val_one.at(step).at("scored_tokens").get<int>(), 16) << val_one.at(step).dump();
-    EXPECT_EQ(val_two.at(step).at("scored_tokens").get<int>(), 16) << val_two.at(step).dump();
-    const double loss = val_one.at(step).at("loss").get<double>();
-    EXPECT_NEAR(val_two.at(step).at("loss").get<double>(), loss, 1e-5 * loss) << "step " << step;
-    EXPECT_EQ(val_two.at(step).at("accuracy").get<double>(), val_one.at(step).at("accuracy").get<double>());
-  }
+  expect_same_validation(dir / "one" / "metrics.jsonl", dir / "two" / "metrics.jsonl", 1e-5, 0.0);
   // The ranks' data differ (disjoint slices): step 1's loss is that of 8
   // sequences, not of rank 0's 4 twice; a 2-rank run without accumulation
   // over a global batch of 4 sees other data.
@@ -242,6 +249,9 @@ TEST(DistributedCli, TwoGpuRanksOverNcclMatchOneGpu) {
     ASSERT_TRUE(expected.count(step) && actual.count(step)) << "step " << step << "\n" << two.output;
     EXPECT_NEAR(actual.at(step), expected.at(step), 1e-3 * std::abs(expected.at(step))) << "step " << step;
   }
+  // The sums over ranks go through NCCL here. fp32, but the GPU's kernels sum in
+  // another order than one process: a prediction on a near tie may flip (1 of 16).
+  expect_same_validation(dir / "one" / "metrics.jsonl", dir / "two" / "metrics.jsonl", 1e-3, 1.0 / 16);
 }
 
 }  // namespace
