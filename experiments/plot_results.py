@@ -4,10 +4,11 @@
         [--flashbench FILE] [--suite FILE]
 
 Writes, for whichever inputs exist:
-  kernel_heads.png   one flashbench run (--flashbench, default the latest full
-                     run, flashbench_v6_all_NVIDIA_H200.json) -- head sweep (B=16, T=1024): ms against head dim,
-                     ours (fused, alternating, vanilla loop), cuDNN, causal attention
-                     of the same shape (SDPA) and the FlashRNN anchors
+  kernel_heads.png   head sweep (B=16, T=1024): ms against head dim, ours (fused,
+                     alternating, vanilla loop), cuDNN, causal attention of the
+                     same shape (SDPA) and the FlashRNN anchors
+                     (the kernel figures draw one flashbench run: --flashbench,
+                     default flashbench_v6_all_NVIDIA_H200.json, every sweep)
   kernel_batch.png   batch sweep (T=1024): LSTM 12x64 ours; 1x768 ours and cuDNN fp16
   kernel_length.png  sequence-length sweep (B=16, 12x64)
   scan.png           scan op: fraction of the copy-bandwidth floor per case

@@ -30,6 +30,7 @@ PARTS="${PARTS:-scale curve}"
 OUT="${OUT:-build-gpu/scaling}"
 RUNS=/tmp/flashtrain-scaling
 LOCAL_BATCH=16
+CURVE_GLOBAL_BATCH=64  # the configs' training.global_batch_size
 mkdir -p "$OUT"
 rm -rf "$RUNS" && mkdir -p "$RUNS"
 T0=$(date +%s)
@@ -94,9 +95,10 @@ CURVE_COUNTS=(1)
 ((COUNTS[-1] > 1)) && CURVE_COUNTS+=("${COUNTS[-1]}")
 [[ " $PARTS " == *" curve "* ]] && for config in "${CONFIGS[@]}"; do
   for n in "${CURVE_COUNTS[@]}"; do
-    # The config's global batch (64): 1 GPU accumulates, 8 GPUs take 8 rows each.
+    # The config's global batch: 1 GPU accumulates, 8 GPUs take 8 rows each.
+    local_rows=$((CURVE_GLOBAL_BATCH / n < LOCAL_BATCH ? CURVE_GLOBAL_BATCH / n : LOCAL_BATCH))
     train "curve_${config}_${n}gpu" "$config" curve "$n" "$CURVE_STEPS" --validation.every=50 \
-      --validation.steps=10 --training.local_batch_size=$((64 / n < LOCAL_BATCH ? 64 / n : LOCAL_BATCH)) \
+      --validation.steps=10 --training.local_batch_size=$local_rows \
       --lr_scheduler.warmup_steps=30
   done
 done

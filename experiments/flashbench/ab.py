@@ -13,6 +13,7 @@ a command (e.g. "bash tests/gpu/run_prebuilt.sh flashbench_v6").
 """
 import argparse
 import json
+import math
 import os
 import shlex
 import statistics
@@ -41,7 +42,7 @@ def combine(runs_a, runs_b):
             for r in records:
                 case = cases.setdefault(tuple(r[k] for k in CASE_KEYS), {"a": [], "b": [], "err_a": [], "err_b": []})
                 case[side].append(r["median_ms"])
-                if r.get("rel_error") is not None and r["rel_error"] == r["rel_error"]:  # not NaN
+                if r.get("rel_error") is not None and not math.isnan(r["rel_error"]):
                     case["err_" + side].append(r["rel_error"])
     rows = []
     for key, c in cases.items():

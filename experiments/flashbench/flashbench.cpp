@@ -50,8 +50,6 @@ struct Shape {
   int64_t B, T, N, D;
 };
 
-bool on_off(const std::string& key, const std::string& value);
-
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> parts;
   std::stringstream in(s);

@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 #include "autocast_scope.h"
 #include "flashtrain/data/task_metrics.h"
@@ -21,7 +21,6 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
 
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(model.parameters().front().device()));
   EvalSums sums;
-  sums.score_accuracy = options.num_classes > 0;
   for (std::int64_t i = 0; i < options.batches; ++i) {
     const Batch batch = batches.next();
     torch::Tensor logits;
@@ -36,7 +35,7 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
                     .to(torch::kDouble);
     sums.scored_tokens += batch.scored_tokens;
     ++sums.batches;
-    if (sums.score_accuracy) {
+    if (options.num_classes > 0) {
       const torch::Tensor predictions = logits.argmax(-1).to(torch::kCPU, torch::kInt32).contiguous();
       const torch::Tensor targets = batch.targets.to(torch::kCPU, torch::kInt32).contiguous();
       sums.counts += data::count_correct(predictions.data_ptr<std::int32_t>(), targets.data_ptr<std::int32_t>(),
@@ -58,7 +57,7 @@ std::vector<double> EvalSums::to_values() const {
           double(counts.scored_sequences)};
 }
 
-EvalSums EvalSums::from_values(const std::vector<double>& values, bool score_accuracy) {
+EvalSums EvalSums::from_values(const std::vector<double>& values) {
   if (values.size() != 7) throw std::invalid_argument("EvalSums::from_values: expected 7 values");
   // Counts travel as doubles: exact below 2^53.
   const auto count = [&](std::size_t i) { return static_cast<std::int64_t>(std::llround(values[i])); };
@@ -70,7 +69,6 @@ EvalSums EvalSums::from_values(const std::vector<double>& values, bool score_acc
   sums.counts.scored_tokens = count(4);
   sums.counts.correct_sequences = count(5);
   sums.counts.scored_sequences = count(6);
-  sums.score_accuracy = score_accuracy;
   return sums;
 }
 
@@ -81,7 +79,7 @@ EvalResult summarize(const EvalSums& sums, int num_classes) {
   result.batches = sums.batches;
   result.loss = sums.loss_sum / double(sums.scored_tokens);
   result.perplexity = std::exp(result.loss);
-  if (sums.score_accuracy && num_classes > 0) {
+  if (num_classes > 0) {
     result.accuracy = sums.counts.token_accuracy();
     result.scaled_accuracy = data::scaled_accuracy(*result.accuracy, num_classes);
     result.sequence_accuracy = sums.counts.sequence_accuracy();

@@ -398,7 +398,7 @@ EvalResult Trainer::Impl::validate() {
   options.num_classes = num_classes;
   EvalSums sums = evaluate_sums(*model, *validation, options);
   if (world.distributed())
-    sums = EvalSums::from_values(distributed::sum_over_ranks(*world.comm, sums.to_values()), sums.score_accuracy);
+    sums = EvalSums::from_values(distributed::sum_over_ranks(*world.comm, sums.to_values()));
   const EvalResult result = summarize(sums, num_classes);
   last_validated_step = progress.step;
 

@@ -223,7 +223,8 @@ Schema build_schema() {
       .key("every", &ValidationConfig::every,
            "validate every this many steps and at the end; 0 = never", C::at_least(0),
            {"freq", "eval_every", "val_every", "eval_interval", "interval"})
-      .key("steps", &ValidationConfig::steps, "global batches per validation (the same rows on any number of ranks)", C::int_range(1, 1 << 24),
+      .key("steps", &ValidationConfig::steps,
+           "global batches per validation (the same rows on any number of ranks)", C::int_range(1, 1 << 24),
            {"eval_steps", "val_steps", "eval_iters"});
 
   SectionBuilder(keys, "checkpoint", &Config::checkpoint)

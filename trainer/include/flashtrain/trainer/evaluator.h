@@ -37,18 +37,17 @@ struct EvalSums {
   double loss_sum = 0.0;  // cross-entropy summed over the scored tokens (nats)
   std::int64_t scored_tokens = 0;
   std::int64_t batches = 0;
-  data::AccuracyCounts counts;  // tasks only
-  bool score_accuracy = false;
+  data::AccuracyCounts counts;  // tasks only (EvalOptions::num_classes > 0)
 
   std::vector<double> to_values() const;  // for a sum over ranks
-  static EvalSums from_values(const std::vector<double>& values, bool score_accuracy);
+  static EvalSums from_values(const std::vector<double>& values);
 };
 
 // Runs the model in eval mode without gradients, then returns it to train mode.
 EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options);
 
-// Loss, perplexity and accuracies of the sums; throws std::runtime_error if
-// no token was scored.
+// Loss, perplexity and (num_classes > 0) accuracies of the sums; throws
+// std::runtime_error if no token was scored.
 EvalResult summarize(const EvalSums& sums, int num_classes);
 
 // evaluate_sums, then summarize: one process.
