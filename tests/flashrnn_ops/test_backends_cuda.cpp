@@ -12,6 +12,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include "flashrnn/tune/device_query.h"
+#include "flashrnn/tune/tc_select.h"
+#include "fused/tc_tiling.h"
 #include "reference.h"
 
 namespace flashrnn::testing {
@@ -49,6 +52,16 @@ std::vector<RandomCase> random_cases(int count, uint32_t seed) {
     if (c.B * c.T * c.N * c.D <= (int64_t(1) << 23)) cases.push_back(c);
   }
   return cases;
+}
+
+tune::Cell tuner_cell(Cell cell) {
+  switch (cell) {
+    case Cell::kLstm: return tune::Cell::kLstm;
+    case Cell::kSlstm: return tune::Cell::kSlstm;
+    case Cell::kGru: return tune::Cell::kGru;
+    case Cell::kElman: return tune::Cell::kElman;
+  }
+  return tune::Cell::kLstm;
 }
 
 // Fill the allocator's free memory with 0xFF (NaN in every float format).
@@ -126,21 +139,46 @@ TEST_P(BackendsCudaTest, MatchFloat64OverRandomCases) {
   EXPECT_GE(checked, GetParam() == Backend::kAlternating ? 200 : 100);
 }
 
-// The tensor-core kernels: every cell, bf16 and fp16, every compiled head dim,
-// a partial batch tile, resets, and each gradient/forward option in turn.
+// The tensor-core kernels: every cell, bf16 and fp16, every compiled head dim
+// (tc_tiling.h; above 128 a cluster of CTAs per head), a partial batch tile,
+// resets, and each gradient/forward option in turn. Each case is first checked
+// to be one the tuner runs on the tensor-core kernels on this GPU (the same
+// decision the fused backend takes), so none passes on another kernel.
 TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   torch::manual_seed(63);
+  const tune::DeviceProps device = tune::query_cuda_device(c10::cuda::current_device());
   const std::function<void(Options&)> variants[] = {
       {}, [](Options& o) { o.gradient_recurrent_clip = 0.05; },
       [](Options& o) { o.gradient_recurrent_cut = true; }, [](Options& o) { o.forward_clip = 0.5; }};
-  int i = 0;
+  int i = 0, checked = 0;
   for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
     for (torch::Dtype dtype : {torch::kBFloat16, torch::kHalf})
-      for (int64_t d : {16, 32, 64, 128}) {
+      for (int64_t d : fused::kTcHeadDims) {
         const RandomCase c{cell, dtype, 19, 70, 2, d, true};
+        const tune::TcSelection s = tune::select_tc_config(
+            device, tune::FusedShape{tuner_cell(cell), 2, int(d), 19,
+                                     dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
+        // On sm_90 only GRU's R is too large above 160 (R registers, tc_tiling.h).
+        if (!s.config) {
+          EXPECT_TRUE(!device.has_clusters() || (cell == Cell::kGru && d > 160))
+              << describe(c) << ": " << s.reason;
+          continue;
+        }
         EXPECT_TRUE(matches_float64(c, Backend::kFused, variants[i++ % 4])) << describe(c);
+        ++checked;
       }
+  EXPECT_GE(checked, device.has_clusters() ? 104 : 40);
+}
+
+// A head split over a cluster through a long sequence, in both storage types.
+TEST(FusedCuda, ClusterSplitHeadsMatchFloat64OverLongSequences) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  if (!tune::query_cuda_device(c10::cuda::current_device()).has_clusters())
+    GTEST_SKIP() << "thread-block clusters need sm_90";
+  torch::manual_seed(65);
+  EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kBFloat16, 5, 2048, 2, 256, false}, Backend::kFused));
+  EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kHalf, 33, 512, 1, 192, true}, Backend::kFused));
 }
 
 // Without autograd recording the call (no_grad, or no input requiring a

@@ -52,8 +52,8 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
 // Calls fn(CellType{}, integral_constant<int, D>{}) and returns true when the
 // tensor-core kernels take the case: the tuner's model of their tiling finds
 // that it fits the device (tc_tiling.txt: bf16/fp16, a compiled head dim,
-// threads, registers, shared memory), and T < 2^31 (they count steps in 32
-// bits). They launch with their compile-time tiling; tests/tune/test_tc_tiling
+// threads, registers, shared memory, a cluster per head above 128 dims), and
+// T < 2^31 (they count steps in 32 bits). They launch with their compile-time tiling; tests/tune/test_tc_tiling
 // checks the model's numbers against it, and so does the assertion here.
 template <class S, class Fn>
 bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, Fn&& fn) {
@@ -71,7 +71,8 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
         constexpr int D = decltype(head_dim)::value;
         using Fw = TcForward<C, S, D>;
         using Bw = TcBackward<C, S, D>;
-        TORCH_INTERNAL_ASSERT(s.config->threads == Fw::Tiling::kThreads &&
+        TORCH_INTERNAL_ASSERT(Fw::Tiling::kCompiled && s.config->threads == Fw::Tiling::kThreads &&
+                                  s.config->cluster == Fw::Tiling::kCluster &&
                                   s.config->forward_smem_bytes == Fw::smem_bytes() &&
                                   s.config->backward_smem_bytes == Bw::smem_bytes(),
                               "flashrnn: the tuner's tensor-core tiling disagrees with the kernels' (",

@@ -1,5 +1,6 @@
 // The one way every fused kernel is launched: a CTA per (tile of `rows` batch
-// rows, head), `threads` threads, `smem` bytes of dynamic shared memory (over
+// rows, head), or a cluster of `cluster` CTAs per (tile, head) laid out along
+// the grid's x, `threads` threads, `smem` bytes of dynamic shared memory (over
 // 48 KB only after raising the kernel's limit, which this does).
 #pragma once
 
@@ -10,13 +11,27 @@ namespace flashrnn::fused {
 template <class Params, class S>
 cudaError_t launch_persistent(void (*kernel)(Params, const S*), int threads, int rows,
                               int64_t smem, const Params& p, const S* r_heads,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, int cluster = 1) {
   const cudaError_t status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (status != cudaSuccess) return status;
-  const dim3 grid(unsigned((p.extent.batch + rows - 1) / rows), unsigned(p.extent.heads));
-  kernel<<<grid, threads, smem, stream>>>(p, r_heads);
-  return cudaGetLastError();
+  const dim3 grid(unsigned((p.extent.batch + rows - 1) / rows * cluster), unsigned(p.extent.heads));
+  if (cluster == 1) {
+    kernel<<<grid, threads, smem, stream>>>(p, r_heads);
+    return cudaGetLastError();
+  }
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = unsigned(cluster);
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(unsigned(threads));
+  config.dynamicSmemBytes = size_t(smem);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, p, r_heads);
 }
 
 }  // namespace flashrnn::fused

@@ -1,12 +1,14 @@
-// The tensor-core backward: one persistent CTA per (head, 16 batch rows) runs
-// the steps T-1 … 0 (tiling in tc_tiling.h, the same as the forward's).
+// The tensor-core backward: one persistent CTA (or cluster of CTAs) per (head,
+// 16 batch rows) runs the steps T-1 … 0 (tiling in tc_tiling.h, the same as
+// the forward's: a CTA of a cluster owns the head dims [d0, d0 + Dc)).
 //
 // Per step the gradient that reaches h_t through R is
 //   dh[b][k] = Σ_(g,d) δ(R h)_{t+1}[b][(g, d)] · R[g][d][k]
 // as m16n8k16 MMAs with M = the 16 batch rows, N = this warp's own head dims
 // k, K = every (gate, dim) of the head. Rᵀ is the B operand, in registers for
 // the whole sequence; δ(R h) of step t+1 is the A operand, from a
-// double-buffered shared tile every warp wrote in step t+1. The MMA leaves
+// double-buffered shared tile of the whole head every warp (of every CTA of
+// the cluster) wrote in step t+1. The MMA leaves
 // dh exactly on the threads that own (b, k) in the pointwise part, so a step
 // needs one barrier. What the pointwise part reads from memory (cache(t),
 // states(t-1), the external gradient of states(t)) does not depend on the
@@ -15,6 +17,7 @@
 // δR is one GEMM after the kernel (recurrent_weight_gradient).
 #pragma once
 
+#include "fused/cluster_exchange.cuh"
 #include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
 #include "fused/tc_tiling.h"
@@ -27,20 +30,23 @@ template <class Cell, class S, int D, bool kResets>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads) {
   using K = TcBackward<Cell, S, D>;
-  constexpr int G = Cell::kGates, NG = K::kGroups, KT = G * D / 16;
+  constexpr int G = Cell::kGates, NG = K::kGroups, KT = G * D / 16, Dc = K::kCtaDims;
   constexpr int C = Cell::kCache, NS = Cell::kStates;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
+  using Exchange = ClusterExchange<K::Tiling::kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   S* delta_tiles = reinterpret_cast<S*>(smem + kStages * K::stage_bytes());  // [2][16][kDeltaPitch]
+  const Exchange exchange(smem);
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x) * kTcRows;
+  const int d0 = int(blockIdx.x % K::Tiling::kCluster) * Dc;
+  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / K::Tiling::kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
-  const auto dim = [&](int j) { return 8 * (warp * NG + j) + 2 * (lane % 4); };
+  const auto dim = [&](int j) { return d0 + 8 * (warp * NG + j) + 2 * (lane % 4); };
 
-  // Rᵀ as B fragments: column k = 8·group + lane/4, K index (g, d) = 16·kt + 2·(lane%4) (+1, +8, +9).
+  // Rᵀ as B fragments: column k = d0 + 8·group + lane/4, K index (g, d) = 16·kt + 2·(lane%4) (+1, +8, +9).
   uint32_t r_frag[NG][KT][2];
   const S* r_head = r_heads + n * G * D * D;
 #pragma unroll
@@ -49,15 +55,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     for (int kt = 0; kt < KT; ++kt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const S* w = r_head + int64_t(16 * kt + 8 * half + 2 * (lane % 4)) * D + 8 * (warp * NG + j) +
+        const S* w = r_head + int64_t(16 * kt + 8 * half + 2 * (lane % 4)) * D + d0 + 8 * (warp * NG + j) +
                      lane / 4;
         r_frag[j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
       }
 
   // Stage copies: this thread's 16-byte chunks of [row][cache slots, state
-  // slots][D] floats and of [row][state slots][D] storage values, their
+  // slots][Dc] floats and of [row][state slots][Dc] storage values, their
   // sources fixed at step 0 (states: the step before), null past the batch.
-  constexpr int kFloatChunks = kTcRows * (C + NS) * D / 4, kGradChunks = kTcRows * NS * D / 8;
+  constexpr int kFloatChunks = kTcRows * (C + NS) * Dc / 4, kGradChunks = kTcRows * NS * Dc / 8;
   static_assert(kFloatChunks % kThreads == 0 && kGradChunks % kThreads == 0, "whole chunks");
   constexpr int kFloatCopies = kFloatChunks / kThreads, kGradCopies = kGradChunks / kThreads;
   const float* float_from[kFloatCopies];
@@ -66,22 +72,22 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 #pragma unroll
   for (int i = 0; i < kFloatCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
-    const int r = c / ((C + NS) * D / 4), slot = c / (D / 4) % (C + NS), part = c % (D / 4);
+    const int r = c / ((C + NS) * Dc / 4), slot = c / (Dc / 4) % (C + NS), part = c % (Dc / 4);
     const int64_t b = b0 + r;
     from_states[i] = slot >= C;
     float_from[i] = b >= batch ? nullptr
-                    : slot < C ? &p.cache.at(0, b, slot, n, 4 * part)
-                               : &p.states.at(0, b, slot - C, n, 4 * part) - p.states.time_stride;
-    float_to[i] = r * K::kFloatPitch + slot * D + 4 * part;
+                    : slot < C ? &p.cache.at(0, b, slot, n, d0 + 4 * part)
+                               : &p.states.at(0, b, slot - C, n, d0 + 4 * part) - p.states.time_stride;
+    float_to[i] = r * K::kFloatPitch + slot * Dc + 4 * part;
   }
   const S* grad_from[kGradCopies];
   int grad_to[kGradCopies];
 #pragma unroll
   for (int i = 0; i < kGradCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
-    const int r = c / (NS * D / 8), s = c / (D / 8) % NS, part = c % (D / 8);
-    grad_from[i] = b0 + r < batch && p.d_states.ptr ? &p.d_states.at(0, b0 + r, s, n, 8 * part) : nullptr;
-    grad_to[i] = r * K::kGradPitch + s * D + 8 * part;
+    const int r = c / (NS * Dc / 8), s = c / (Dc / 8) % NS, part = c % (Dc / 8);
+    grad_from[i] = b0 + r < batch && p.d_states.ptr ? &p.d_states.at(0, b0 + r, s, n, d0 + 8 * part) : nullptr;
+    grad_to[i] = r * K::kGradPitch + s * Dc + 8 * part;
   }
   const auto fetch = [&](int64_t t) {
     if (t >= 0) {
@@ -149,7 +155,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 
   for (int t = int(steps) - 1; t >= 0; --t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
-    __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written
+    Exchange::barrier();                // everyone's are; δ(R h)_{t+1} is written (by every CTA)
     fetch(t - kPrefetch);               // into the stage step t+1 used
 
     const bool last = t + 1 == steps;
@@ -167,7 +173,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         const int64_t b = b0 + row(r);
         const bool valid = b < batch;
         const int d = dim(j);
-        const float* f = floats + row(r) * K::kFloatPitch + d;
+        const float* f = floats + row(r) * K::kFloatPitch + d - d0;
         const bool from_initial = t == 0 || (kResets && valid && p.reset.at(b, t));
         const bool reset_next = kResets && valid && !last && p.reset.at(b, t + 1);
         // Both dims of the pair at once: 8-byte shared loads, 4-byte stores.
@@ -175,15 +181,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
         float s_next_prev[NS][2];  // states(t-1): step t-1's s_next
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-          const float2 v = *reinterpret_cast<const float2*>(f + c * D);
+          const float2 v = *reinterpret_cast<const float2*>(f + c * Dc);
           cache[0][c] = v.x;
           cache[1][c] = v.y;
         }
 #pragma unroll
         for (int s = 0; s < NS; ++s) {
-          const float2 prev = t > 0 ? *reinterpret_cast<const float2*>(f + (C + s) * D) : make_float2(0.f, 0.f);
+          const float2 prev = t > 0 ? *reinterpret_cast<const float2*>(f + (C + s) * Dc) : make_float2(0.f, 0.f);
           const float2 ext = p.d_states.ptr ? mma::unpack<S>(*reinterpret_cast<const uint32_t*>(
-                                                  grads + row(r) * K::kGradPitch + s * D + d))
+                                                  grads + row(r) * K::kGradPitch + s * Dc + d - d0))
                                             : make_float2(0.f, 0.f);
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
@@ -219,12 +225,12 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
             *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
             *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
           }
-          *reinterpret_cast<uint32_t*>(delta_out + row(r) * K::kDeltaPitch + g * D + d) = packed;
+          exchange.store(delta_out + row(r) * K::kDeltaPitch + g * D + d, packed);
         }
       }
   }
   mma::wait_copies<0>();
-  __syncthreads();  // δ(R h)_0 is written
+  Exchange::barrier();  // δ(R h)_0 is written (the cluster's last exchange)
 
   float dh[NG][4] = {};
   if (through_r) gradient_through_r(0, dh);

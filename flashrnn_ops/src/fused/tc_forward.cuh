@@ -1,17 +1,20 @@
-// The tensor-core forward: one persistent CTA per (head, 16 batch rows) runs
-// all T steps (tiling in tc_tiling.h).
+// The tensor-core forward: one persistent CTA (or cluster of CTAs, for a head
+// of more than 128 dims) per (head, 16 batch rows) runs all T steps (tiling in
+// tc_tiling.h).
 //
 // Per step:  out[b][(g, d)] = Σ_k h_{t-1}[b][k] · R[g][d][k]
 // as m16n8k16 MMAs with M = the 16 batch rows, N = this warp's (gate, dim)
 // columns, K = the head dim. R is the B operand and lives in registers for
 // the whole sequence; h_{t-1} is the A operand, read with ldmatrix from a
-// double-buffered shared tile that the previous step wrote, so a step needs
+// double-buffered shared tile of the whole head that the previous step wrote
+// (every CTA of a cluster its dims, into every CTA's tile), so a step needs
 // one barrier. Wx of step t+kPrefetch is copied into a ring of shared stages
 // with cp.async while step t computes. The accumulators come out holding every
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
 #pragma once
 
+#include "fused/cluster_exchange.cuh"
 #include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
 #include "fused/tc_tiling.h"
@@ -28,20 +31,24 @@ template <class Cell, class S, int D, bool kResets, bool kSaves>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
   using K = TcForward<Cell, S, D>;
-  constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16;
+  constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16, Dc = K::kCtaDims;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
+  using Exchange = ClusterExchange<K::Tiling::kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   S* wx_stages = reinterpret_cast<S*>(smem);                  // [kStages][16][kWxPitch]
   S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;   // [2][16][kHPitch]
+  const Exchange exchange(smem);
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x) * kTcRows;
+  // The grid's x is (batch tile, CTA of the head's cluster); this CTA's dims start at d0.
+  const int d0 = int(blockIdx.x % K::Tiling::kCluster) * Dc;
+  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / K::Tiling::kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   // This thread's elements: rows lane/4 (+8), dims dim(j) (+1) for each group j.
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
-  const auto dim = [&](int j) { return 8 * (warp * NG + j) + 2 * (lane % 4); };
+  const auto dim = [&](int j) { return d0 + 8 * (warp * NG + j) + 2 * (lane % 4); };
 
-  // R as B fragments: column (g, d = 8·group + lane/4), k = 16·kt + 2·(lane%4) (+1, +8, +9).
+  // R as B fragments: column (g, d = d0 + 8·group + lane/4), k = 16·kt + 2·(lane%4) (+1, +8, +9).
   uint32_t r_frag[NG][G][KT][2];
   const S* r_head = r_heads + n * G * D * D;
 #pragma unroll
@@ -50,7 +57,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     for (int g = 0; g < G; ++g)
 #pragma unroll
       for (int kt = 0; kt < KT; ++kt) {
-        const S* w = r_head + int64_t(g * D + 8 * (warp * NG + j) + lane / 4) * D + 16 * kt +
+        const S* w = r_head + int64_t(g * D + d0 + 8 * (warp * NG + j) + lane / 4) * D + 16 * kt +
                      2 * (lane % 4);
         r_frag[j][g][kt][0] = *reinterpret_cast<const uint32_t*>(w);
         r_frag[j][g][kt][1] = *reinterpret_cast<const uint32_t*>(w + 8);
@@ -71,22 +78,23 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int64_t b = b0 + row(r);
-      float h0[2] = {0.f, 0.f};
 #pragma unroll
       for (int e = 0; e < 2; ++e)
 #pragma unroll
         for (int s = 0; s < Cell::kStates; ++s)
           state[j][r][e][s] = b < batch ? p.s0.at(0, b, s, n, dim(j) + e) : 0.f;
-      if (b < batch) {
-        h0[0] = state[j][r][0][0];
-        h0[1] = state[j][r][1][0];
-        if (kSaves && p.h_gemm.ptr)
-          *reinterpret_cast<uint32_t*>(&p.h_gemm.at(0, b, 0, n, dim(j))) = mma::pack<S>(h0[0], h0[1]);
-      }
-      // Step 0 reads h_{-1} from tile 1.
-      *reinterpret_cast<uint32_t*>(h_tiles + (kTcRows + row(r)) * K::kHPitch + dim(j)) =
-          mma::pack<S>(h0[0], h0[1]);
+      if (kSaves && p.h_gemm.ptr && b < batch)
+        *reinterpret_cast<uint32_t*>(&p.h_gemm.at(0, b, 0, n, dim(j))) =
+            mma::pack<S>(state[j][r][0][0], state[j][r][1][0]);
     }
+  // Step 0 reads h_{-1} of the whole head from tile 1: every CTA loads it from s0.
+  for (int i = threadIdx.x; i < kTcRows * D / 2; i += kThreads) {
+    const int r = i / (D / 2), d = 2 * (i % (D / 2));
+    const int64_t b = b0 + r;
+    const float h0 = b < batch ? float(p.s0.at(0, b, 0, n, d)) : 0.f;
+    const float h1 = b < batch ? float(p.s0.at(0, b, 0, n, d + 1)) : 0.f;
+    *reinterpret_cast<uint32_t*>(h_tiles + (kTcRows + r) * K::kHPitch + d) = mma::pack<S>(h0, h1);
+  }
 
   // Where the thread's elements go, [group][row]; rows past the batch stay null.
   float *states_at[NG][2] = {}, *cache_at[NG][2] = {};
@@ -103,8 +111,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
       h_gemm_at[j][r] = element_origin(p.h_gemm, b, n, dim(j));
     }
 
-  // Wx copies: this thread's 16-byte chunks of a stage [row][gate][D].
-  constexpr int kChunksPerRow = D / 8, kChunks = kTcRows * G * kChunksPerRow;
+  // Wx copies: this thread's 16-byte chunks of a stage [row][gate][this CTA's Dc dims].
+  constexpr int kChunksPerRow = Dc / 8, kChunks = kTcRows * G * kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "whole chunks per thread");
   constexpr int kCopies = kChunks / kThreads;
   const S* copy_from[kCopies];
@@ -113,8 +121,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
   for (int i = 0; i < kCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
     const int r = c / (G * kChunksPerRow), g = c / kChunksPerRow % G, part = c % kChunksPerRow;
-    copy_from[i] = b0 + r < batch ? &p.wx.at(0, b0 + r, g, n, 8 * part) : nullptr;
-    copy_to[i] = r * K::kWxPitch + g * D + 8 * part;
+    copy_from[i] = b0 + r < batch ? &p.wx.at(0, b0 + r, g, n, d0 + 8 * part) : nullptr;
+    copy_to[i] = r * K::kWxPitch + g * Dc + 8 * part;
   }
   const auto fetch_wx = [&](int64_t t) {
     if (t < steps) {
@@ -129,7 +137,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
-    __syncthreads();                    // everyone's are; h_{t-1} is written
+    Exchange::barrier();                // everyone's are; h_{t-1} is written (by every CTA)
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
 
     float acc[NG][G][4] = {};
@@ -163,7 +171,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           const float2 v =
-              mma::unpack<S>(*reinterpret_cast<const uint32_t*>(wx + row(r) * K::kWxPitch + g * D + d));
+              mma::unpack<S>(*reinterpret_cast<const uint32_t*>(wx + row(r) * K::kWxPitch + g * Dc + d - d0));
           wx_e[0][g] = v.x;
           wx_e[1][g] = v.y;
           rh_e[0][g] = acc[j][g][2 * r];
@@ -202,7 +210,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
               *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
           }
         }
-        *reinterpret_cast<uint32_t*>(h_next + row(r) * K::kHPitch + d) = mma::pack<S>(h_fed[0], h_fed[1]);
+        // The last step's h is read by no one (and a cluster's other CTAs may have exited).
+        if (more) exchange.store(h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
       }
   }
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory

@@ -19,21 +19,31 @@ template <class Cell, class S, int D>
 cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
                               cudaStream_t stream) {
   using K = TcForward<Cell, S, D>;
-  const bool resets = p.reset.ptr != nullptr, saves = p.states.ptr != nullptr;
-  const auto kernel = resets ? (saves ? tc_forward_kernel<Cell, S, D, true, true>
-                                      : tc_forward_kernel<Cell, S, D, true, false>)
-                             : (saves ? tc_forward_kernel<Cell, S, D, false, true>
-                                      : tc_forward_kernel<Cell, S, D, false, false>);
-  return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream);
+  if constexpr (!K::Tiling::kCompiled) {
+    return cudaErrorNotSupported;  // the tuner never selects it (tc_tiling.txt)
+  } else {
+    const bool resets = p.reset.ptr != nullptr, saves = p.states.ptr != nullptr;
+    const auto kernel = resets ? (saves ? tc_forward_kernel<Cell, S, D, true, true>
+                                        : tc_forward_kernel<Cell, S, D, true, false>)
+                               : (saves ? tc_forward_kernel<Cell, S, D, false, true>
+                                        : tc_forward_kernel<Cell, S, D, false, false>);
+    return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads,
+                             stream, K::Tiling::kCluster);
+  }
 }
 
 template <class Cell, class S, int D>
 cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads,
                                cudaStream_t stream) {
   using K = TcBackward<Cell, S, D>;
-  return launch_persistent(p.reset.ptr ? tc_backward_kernel<Cell, S, D, true>
-                                       : tc_backward_kernel<Cell, S, D, false>,
-                           K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream);
+  if constexpr (!K::Tiling::kCompiled) {
+    return cudaErrorNotSupported;
+  } else {
+    return launch_persistent(p.reset.ptr ? tc_backward_kernel<Cell, S, D, true>
+                                         : tc_backward_kernel<Cell, S, D, false>,
+                             K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream,
+                             K::Tiling::kCluster);
+  }
 }
 
 #define FLASHRNN_TC_INSTANTIATE_CELL(CELL, S, D)                                                \

@@ -1,8 +1,13 @@
 // How the tensor-core fused kernels (tc_forward.cuh, tc_backward.cuh) tile one
 // head. No CUDA, no torch: the launchers, the backend and the tests share it.
 //
-// A CTA runs one head for 16 batch rows (the MMA's M) through all T steps.
-// Warp w owns the head dims [8·G_w·w, 8·G_w·(w+1)) where G_w = kDGroupsPerWarp
+// A CTA runs the head dims [d0, d0 + kCtaDims) of one head for 16 batch rows
+// (the MMA's M) through all T steps. Up to 128 head dims one CTA takes the
+// whole head (d0 = 0); above, a thread-block cluster of kCluster CTAs splits
+// it, each CTA keeping its dims' rows of R, and every step each CTA writes its
+// slice of h_t (backward: of δ(R h)) into every CTA's shared tile through
+// distributed shared memory, then the cluster meets at one barrier (sm_90).
+// Warp w owns the dims d0 + [8·G_w·w, 8·G_w·(w+1)) where G_w = kDGroupsPerWarp
 // groups of 8, for every gate, so each thread ends a step's MMA holding all
 // gate pre-activations of its own (batch row, head dim) elements: 2 rows ×
 // 2 dims per group of 8. An odd gate count takes two groups per warp so a
@@ -15,14 +20,39 @@ namespace flashrnn::fused {
 
 constexpr int kTcRows = 16;  // batch rows per CTA
 
+// A CTA takes a whole head up to this many dims; a larger head is split over a
+// cluster of CTAs with at most kTcMaxSplitWarps warps each.
+constexpr int kTcMaxWholeHead = 128;
+constexpr int kTcMaxSplitWarps = 8;
+constexpr int kTcMaxCluster = 8;  // the portable cluster size of sm_90
+// R's B fragments may take at most this many of a thread's 255 registers: the
+// step needs the rest (accumulators, the cell, addresses) to run without spilling.
+constexpr int kTcMaxRRegisters = 128;
+
+// CTAs per head: 1 up to kTcMaxWholeHead dims, else the fewest (2…8) that
+// split the head's groups of 8·G_w dims evenly into at most kTcMaxSplitWarps
+// warps each; 0 when no cluster does (e.g. 176 = 22 groups of 8).
+constexpr int tc_cluster_size(int gates, int head_dim) {
+  const int groups = gates % 2 == 0 ? 1 : 2, warps = head_dim / (8 * groups);
+  if (head_dim <= kTcMaxWholeHead) return 1;
+  for (int c = 2; c <= kTcMaxCluster; ++c)
+    if (warps % c == 0 && warps / c <= kTcMaxSplitWarps) return c;
+  return 0;
+}
+
 template <int kGates, int kHeadDim>
 struct TcTiling {
   static constexpr int kDGroupsPerWarp = kGates % 2 == 0 ? 1 : 2;
-  static constexpr int kWarps = kHeadDim / (8 * kDGroupsPerWarp);
+  static constexpr int kCluster = tc_cluster_size(kGates, kHeadDim);
+  static constexpr int kCtaDims = kCluster > 0 ? kHeadDim / kCluster : kHeadDim;
+  static constexpr int kWarps = kCtaDims / (8 * kDGroupsPerWarp);
   static constexpr int kThreads = 32 * kWarps;
-  static_assert(kHeadDim % (8 * kDGroupsPerWarp) == 0 && kHeadDim % 16 == 0,
-                "the head dim must be a multiple of 16");
-  static_assert(kThreads <= 1024, "one CTA per head: at most 32 warps");
+  // R as B fragments per thread: G gates × G_w groups × D/16 k-tiles × 2 registers.
+  static constexpr int kRRegisters = kGates * kDGroupsPerWarp * kHeadDim / 8;
+  // Whether fused/instances/ compiles this case (the tuner's model agrees: tests/tune).
+  static constexpr bool kCompiled = kCluster > 0 && kRRegisters <= kTcMaxRRegisters;
+  static_assert(kHeadDim % 16 == 0, "the head dim must be a multiple of 16");
+  static_assert(kCluster == 0 || kThreads <= 1024, "at most 32 warps per CTA");
 };
 
 // Shared memory the kernels are laid out for: an H100/H200's opt-in maximum
@@ -36,22 +66,25 @@ struct TcForward {
   static constexpr int kGates = Cell::kGates, kGroups = Tiling::kDGroupsPerWarp;
   static constexpr int kPrefetch = 4, kStages = kPrefetch + 1;
   // Rows padded by 16 bytes so the 8 rows a warp reads at once hit different banks.
-  static constexpr int kWxPitch = kGates * D + 8;  // elements per batch row of a stage
-  static constexpr int kHPitch = D + 8;
+  static constexpr int kCtaDims = Tiling::kCtaDims;
+  static constexpr int kWxPitch = kGates * kCtaDims + 8;  // elements per batch row of a stage (this CTA's dims)
+  static constexpr int kHPitch = D + 8;                   // h of the whole head
   static constexpr int64_t smem_bytes() {
     return int64_t(kStages * kTcRows * kWxPitch + 2 * kTcRows * kHPitch) * int64_t(sizeof(S));
   }
 };
 
-// The backward's shared memory: a ring of stages, each [16][cache C·D,
-// states(t-1) S·D] floats then [16][S·D] storage values (the external gradient
-// of states(t)), and two δ(R h) tiles. As many stages in flight as fit.
+// The backward's shared memory: a ring of stages, each [16][cache C·Dc,
+// states(t-1) S·Dc] floats then [16][S·Dc] storage values (the external
+// gradient of states(t)) of the CTA's Dc = kCtaDims dims, and two δ(R h) tiles
+// of the whole head. As many stages in flight as fit.
 template <class Cell, class S, int D>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D>;
   static constexpr int kGates = Cell::kGates, kGroups = Tiling::kDGroupsPerWarp;
-  static constexpr int kFloatPitch = (Cell::kCache + Cell::kStates) * D + 4;
-  static constexpr int kGradPitch = Cell::kStates * D + 8;
+  static constexpr int kCtaDims = Tiling::kCtaDims;
+  static constexpr int kFloatPitch = (Cell::kCache + Cell::kStates) * kCtaDims + 4;
+  static constexpr int kGradPitch = Cell::kStates * kCtaDims + 8;
   static constexpr int kDeltaPitch = kGates * D + 8;
   static constexpr int64_t stage_bytes() {
     return int64_t(kTcRows) * (kFloatPitch * 4 + kGradPitch * int64_t(sizeof(S)));
@@ -67,7 +100,8 @@ struct TcBackward {
 };
 
 // Head dims the tensor-core kernels are compiled for (fused/instances/).
-inline constexpr int kTcHeadDims[] = {16, 32, 64, 128};
+// Every multiple of 16 up to 256 that a cluster can split (not 176, 208).
+inline constexpr int kTcHeadDims[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192, 224, 240, 256};
 
 inline bool tc_head_dim_compiled(int64_t d) {
   for (int v : kTcHeadDims)

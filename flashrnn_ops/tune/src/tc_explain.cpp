@@ -1,6 +1,7 @@
 #include "flashrnn/tune/tc_explain.h"
 
 #include <sstream>
+#include <string>
 
 #include "flashrnn/tune/tc_select.h"
 
@@ -15,7 +16,11 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
     out << "do not run\n  binding constraint " << s.binding << ": " << s.reason << "\n";
     for (size_t i = 1; i < s.broken.size(); ++i) out << "  also: " << s.broken[i] << "\n";
     if (s.needs)
-      out << "  the case would need " << s.needs->threads << " threads, R "
+      out << "  the case would need "
+          << (s.needs->cluster > 1
+                  ? "a cluster of " + std::to_string(s.needs->cluster) + " CTAs of "
+                  : std::string())
+          << s.needs->threads << " threads, R "
           << s.needs->r_registers_per_thread << " registers/thread, shared memory forward "
           << s.needs->forward_smem_bytes << " B, backward " << s.needs->backward_smem_bytes
           << " B\n";
@@ -24,16 +29,25 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
     return out.str();
   }
   const TcConfig& c = *s.config;
-  out << "run\n"
-      << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps; a warp owns "
+  out << "run\n";
+  if (c.cluster > 1)
+    out << "  cluster  " << c.cluster << " CTAs per head (thread-block cluster, sm_90), "
+        << c.cta_dims << " head dims each: the fewest of 2 to 8 that split the head's "
+        << shape.head_dim / (8 * c.d_groups_per_warp)
+        << " warps evenly, at most 8 per CTA\n";
+  out << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps; a warp owns "
       << c.d_groups_per_warp << (c.d_groups_per_warp == 1 ? " group" : " groups")
-      << " of 8 head dims of every gate (" << g << (g % 2 == 0 ? " gates, even" : " gates, odd")
-      << "), warps = " << shape.head_dim << " / " << 8 * c.d_groups_per_warp << "\n"
+      << " of 8 head dims of every gate (" << g
+      << (g == 1 ? " gate, odd" : g % 2 == 0 ? " gates, even" : " gates, odd")
+      << "), warps = " << c.cta_dims << " / " << 8 * c.d_groups_per_warp << "\n"
       << "  grid     " << c.ctas << " CTAs = " << shape.heads << " heads x " << c.batch_tiles
-      << " tile(s) of " << c.rows << " batch rows\n"
+      << " tile(s) of " << c.rows << " batch rows";
+  if (c.cluster > 1) out << " x " << c.cluster << " CTAs per head";
+  out << "\n"
       << "  registers/thread  R " << c.r_registers_per_thread << " = " << g << "·"
       << shape.head_dim << "·" << shape.head_dim << "·" << e << " B / (4 B x " << c.threads
-      << " threads), + at least " << c.working_registers << " working = "
+      << " threads" << (c.cluster > 1 ? " x " + std::to_string(c.cluster) + " CTAs" : std::string())
+      << "), + at least " << c.working_registers << " working = "
       << c.r_registers_per_thread + c.working_registers << " of cap " << c.register_cap
       << " (min(" << device.regs_per_thread << ", " << device.regs_per_block << " / "
       << c.threads << "))\n"

@@ -9,12 +9,13 @@ namespace {
 
 // The variables config() reads, in the order of index_.
 enum Field {
-  kRows, kDGroups, kWarps, kThreads, kBatchTiles, kCtas, kRRegs, kWorkingRegs, kEstRegs,
-  kFwSmem, kBwSmem, kBwPrefetch, kBwStage, kFieldCount
+  kRows, kCluster, kCtaDims, kDGroups, kWarps, kThreads, kBatchTiles, kCtas, kRRegs,
+  kWorkingRegs, kEstRegs, kFwSmem, kBwSmem, kBwPrefetch, kBwStage, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
-    "rows",     "d_groups", "warps",  "threads",     "batch_tiles", "ctas",    "r_regs",
-    "working_regs", "est_regs", "fw_smem", "bw_smem", "bw_prefetch", "bw_stage"};
+    "rows",         "cluster",  "cta_dims", "d_groups", "warps",       "threads",  "batch_tiles",
+    "ctas",         "r_regs",   "working_regs", "est_regs", "fw_smem", "bw_smem",  "bw_prefetch",
+    "bw_stage"};
 
 // Far above any device: what a case needs when nothing limits it.
 constexpr int64_t kUnlimited = int64_t(1) << 40;
@@ -63,6 +64,7 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
       {"regs_per_thread", device.regs_per_thread},
       {"smem_per_block", device.smem_per_block_optin},
       {"max_threads", device.max_threads_per_block},
+      {"max_cluster", device.max_cluster_size},
       {"measured_other_regs", tc_measured_other_registers(shape.cell)},
   };
   for (const auto& [name, value] : parameters) problem_.set_parameter(name, value);
@@ -70,9 +72,15 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
   problem_.index_of("compiled_head_dim");
 }
 
+const std::vector<const char*>& TcTilingModel::limit_parameters() {
+  static const std::vector<const char*> names = {"regs_per_block", "regs_per_thread",
+                                                 "smem_per_block", "max_threads", "max_cluster",
+                                                 "max_r_regs"};
+  return names;
+}
+
 void TcTilingModel::lift_limits() {
-  for (const char* name : {"regs_per_block", "regs_per_thread", "smem_per_block", "max_threads"})
-    problem_.set_parameter(name, kUnlimited);
+  for (const char* name : limit_parameters()) problem_.set_parameter(name, kUnlimited);
   regs_per_thread_ = regs_per_block_ = int(std::min<int64_t>(kUnlimited, 1 << 30));
   const int compiled = problem_.index_of("compiled_head_dim");
   const int head_dim = problem_.index_of("head_dim");
@@ -83,6 +91,8 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   auto get = [&](Field f) { return s.at(index_[f]); };
   TcConfig c;
   c.rows = int(get(kRows));
+  c.cluster = int(get(kCluster));
+  c.cta_dims = int(get(kCtaDims));
   c.d_groups_per_warp = int(get(kDGroups));
   c.warps = int(get(kWarps));
   c.threads = int(get(kThreads));

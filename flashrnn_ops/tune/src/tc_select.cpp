@@ -1,7 +1,9 @@
 #include "flashrnn/tune/tc_select.h"
 
 #include <algorithm>
+#include <iterator>
 #include <sstream>
+#include <string>
 
 #include "flashrnn/tune/tc_model.h"
 
@@ -20,28 +22,84 @@ std::string kib(int64_t bytes) {
   return s.str();
 }
 
+// "16, 32, 48, ..., 256": the values of the model's compiled_head_dim.
+std::string compiled_head_dims(const Problem& real) {
+  const Domain& compiled = real.variables()[real.index_of("compiled_head_dim")].domain;
+  std::ostringstream s;
+  for (uint64_t i = 0; i < compiled.size(); ++i) s << (i ? ", " : "") << compiled.value_at(i);
+  return s.str();
+}
+
+// The constraints that fix the CTAs per head and the warps (tc_tiling.txt):
+// with bf16/fp16 and a multiple of 16, one of them fails exactly when no
+// cluster splits the head.
+bool is_split_label(const std::string& label) {
+  static const char* const kLabels[] = {
+      "head_warp_dims",          "whole_head",
+      "split_head",              "split_warps",
+      "min_ctas_cover",          "min_ctas_fewest",
+      "min_ctas_quotient_floor", "min_ctas_quotient_ceiling",
+      "min_ctas_remainder_rule", "min_ctas_short_if",
+      "min_ctas_short_only_if",  "fewest_ctas",
+      "split_even",              "head_split",
+      "warp_dims"};
+  return std::find(std::begin(kLabels), std::end(kLabels), label) != std::end(kLabels);
+}
+
 // The binding constraint in words, with the shape's and the device's numbers.
-// `needs` is the case's configuration with no device limit (when it has one).
-std::string words(const std::string& label, const DeviceProps& d, const FusedShape& s,
-                  const std::optional<TcConfig>& needs, const std::string& fallback) {
+// `needs` is the case's configuration with no device limit (when it has one);
+// `real` the model with the device's parameters.
+std::string words(const std::string& label, const Problem& real, const DeviceProps& d,
+                  const FusedShape& s, const std::optional<TcConfig>& needs,
+                  const std::string& fallback) {
   const int g = cell_gates(s.cell), e = dtype_bytes(s.dtype);
+  const int groups = g % 2 == 0 ? 1 : 2;  // d_groups: groups of 8 head dims per warp
+  auto parameter = [&](const char* name) {
+    return real.variables()[real.index_of(name)].domain.min();
+  };
   std::ostringstream w;
   if (label == "tensor_core_storage") {
     w << "the tensor-core kernels take bfloat16 and float16 (mma.sync m16n8k16), not "
       << to_string(s.dtype);
-  } else if (label == "head_dim_mma" || label == "warp_dims") {
+  } else if (label == "head_dim_mma" || (is_split_label(label) && s.head_dim % 16 != 0)) {
     w << "head dim " << s.head_dim << " is not a multiple of 16 (the MMA's k)";
+  } else if (is_split_label(label)) {
+    const int64_t most_warps = parameter("max_split_warps");
+    const int64_t most_ctas = real.variables()[real.index_of("cluster")].domain.max();
+    w << "head dim " << s.head_dim << " has no cluster split: its " << s.head_dim << " / "
+      << 8 * groups << " = " << s.head_dim / (8 * groups)
+      << " warps do not divide evenly into 2 to " << most_ctas << " CTAs of at most "
+      << most_warps << " warps each";
+  } else if (label == "cluster_fits" && needs) {
+    w << "head dim " << s.head_dim << " needs a thread-block cluster of " << needs->cluster
+      << " CTAs (sm_90); ";
+    if (d.max_cluster_size <= 1)
+      w << "this device has none";
+    else
+      w << "this device's take at most " << d.max_cluster_size;
+  } else if (label == "r_regs_cap") {
+    // kRRegisters: the same for every cluster, so it needs no solution.
+    w << "R takes " << g * groups * s.head_dim / 8 << " registers per thread (" << g
+      << (g == 1 ? " gate · " : " gates · ") << groups << (groups == 1 ? " group · " : " groups · ")
+      << s.head_dim << " / 8) > " << parameter("max_r_regs");
   } else if (label == "head_dim_compiled") {
-    w << "head dim " << s.head_dim
-      << " is not compiled (the tensor-core kernels have 16, 32, 64, 128)";
+    w << "head dim " << s.head_dim << " is not compiled (the tensor-core kernels have "
+      << compiled_head_dims(real) << ")";
   } else if (label == "threads_fit" && needs) {
-    w << "threads 32·D/(8·G_w) = 32·" << s.head_dim << "/" << 8 * needs->d_groups_per_warp << " = "
-      << needs->threads << " > " << d.max_threads_per_block
-      << " per block (a CTA holds one head's R in its registers)";
+    w << "threads 32·"
+      << (needs->cluster > 1 ? "(D/" + std::to_string(needs->cluster) + ")" : std::string("D"))
+      << "/(8·G_w) = 32·"
+      << needs->cta_dims << "/" << 8 * needs->d_groups_per_warp << " = " << needs->threads << " > "
+      << d.max_threads_per_block << " per block (a CTA holds its dims' rows of R in its registers)";
   } else if ((label == "r_regs_per_sm" || label == "regs_per_sm_fit") && needs &&
              int64_t(needs->r_registers_per_thread) * needs->threads > d.regs_per_block) {
-    w << "R of one head needs " << g << "·" << s.head_dim << "·" << s.head_dim << "·" << e
-      << " B = " << kib(int64_t(g) * s.head_dim * s.head_dim * e) << " of registers; one SM has "
+    const int64_t dims = needs->cta_dims;
+    if (needs->cluster > 1)
+      w << "R's rows of one of the cluster's " << needs->cluster << " CTAs need ";
+    else
+      w << "R of one head needs ";
+    w << g << "·" << dims << "·" << s.head_dim << "·" << e << " B = "
+      << kib(int64_t(g) * dims * s.head_dim * e) << " of registers; one SM has "
       << kib(4 * int64_t(d.regs_per_block));
   } else if (label == "regs_per_thread_fit" && needs) {
     w << "registers per thread: R " << needs->r_registers_per_thread << " + at least "
@@ -70,7 +128,7 @@ std::string words(const std::string& label, const DeviceProps& d, const FusedSha
 // evaluated with the device's parameters put back.
 std::vector<std::string> broken_labels(const Problem& real, Assignment values) {
   std::vector<std::string> labels;
-  for (const char* name : {"regs_per_block", "regs_per_thread", "smem_per_block", "max_threads"})
+  for (const char* name : TcTilingModel::limit_parameters())
     values[real.index_of(name)] = real.variables()[real.index_of(name)].domain.min();
   const int compiled = real.index_of("compiled_head_dim");
   const int64_t head_dim = values[real.index_of("head_dim")];
@@ -102,20 +160,35 @@ TcSelection select_tc_config(const DeviceProps& device, const FusedShape& shape)
     selection.needs = lifted.config(unlimited.solutions.front());
     labels = broken_labels(model.problem(), unlimited.solutions.front());
   }
+  // The binding constraint: the first device limit or kernel cap (in the
+  // model's order) the case breaks; where no limit is to blame (the storage
+  // type, a head dim that is no multiple of 16 or that no cluster splits), the
+  // solver's conflict with the limits lifted (the same constraints, indexed alike).
   std::string fallback = "no solution";
-  if (solved.conflict) {
-    fallback = explain(model.problem(), *solved.conflict);
-    if (solved.conflict->constraint >= 0)
-      selection.binding = model.problem().constraints()[solved.conflict->constraint].label;
+  const bool lifted_conflict = unlimited.solutions.empty() && unlimited.conflict;
+  const Problem& conflicting = lifted_conflict ? lifted.problem() : model.problem();
+  const std::optional<Conflict>& conflict = lifted_conflict ? unlimited.conflict : solved.conflict;
+  if (conflict) {
+    fallback = explain(conflicting, *conflict);
+    if (conflict->constraint >= 0)
+      selection.binding = conflicting.constraints()[conflict->constraint].label;
   }
-  // The binding constraint: the first device limit (in the model's order) the
-  // case breaks; the solver's conflict where no limit is to blame (the storage
-  // type, a head dim that is no multiple of 16).
   if (!labels.empty()) selection.binding = labels.front();
-  selection.reason = words(selection.binding, device, shape, selection.needs, fallback);
+  const Problem& real = model.problem();
+  selection.reason = words(selection.binding, real, device, shape, selection.needs, fallback);
   selection.broken.push_back(selection.reason);
+  // No tiling at all (no solution to evaluate the limits with): the kernels'
+  // caps that need none, where the storage type and the head dim's 16 are right.
+  if (!selection.needs && dtype_bytes(shape.dtype) == 2 && shape.head_dim % 16 == 0) {
+    const int g = cell_gates(shape.cell), groups = g % 2 == 0 ? 1 : 2;
+    const int64_t max_r_regs = real.variables()[real.index_of("max_r_regs")].domain.min();
+    if (g * groups * shape.head_dim / 8 > max_r_regs)
+      labels.push_back("r_regs_cap");
+    if (!real.variables()[real.index_of("compiled_head_dim")].domain.contains(shape.head_dim))
+      labels.push_back("head_dim_compiled");
+  }
   for (const std::string& label : labels) {
-    const std::string w = words(label, device, shape, selection.needs, label);
+    const std::string w = words(label, real, device, shape, selection.needs, label);
     if (std::find(selection.broken.begin(), selection.broken.end(), w) == selection.broken.end())
       selection.broken.push_back(w);
   }

@@ -10,18 +10,25 @@
 namespace flashrnn::tune {
 
 struct TcConfig {
-  // Block: a CTA runs one head for `rows` batch rows through all steps.
+  // Block: a CTA runs `cta_dims` head dims of one head (all gates) for `rows`
+  // batch rows through all steps; a head of more than 128 dims is split over a
+  // thread-block cluster of `cluster` CTAs (sm_90) that exchange h_t and
+  // δ(R h) through distributed shared memory every step.
   int rows = 16;               // kTcRows, the MMA's M
+  int cluster = 1;             // kCluster, CTAs per head: 1 up to 128 dims, else the fewest of
+                               // 2…8 with whole warps, at most 8 each (tc_cluster_size)
+  int cta_dims = 0;            // kCtaDims = head_dim / cluster
   int d_groups_per_warp = 1;   // groups of 8 head dims per warp: 1 for even gate counts, 2 for odd
-  int warps = 0;               // head_dim / (8 · d_groups_per_warp)
-  int threads = 0;             // 32 · warps
+  int warps = 0;               // per CTA: cta_dims / (8 · d_groups_per_warp)
+  int threads = 0;             // per CTA: 32 · warps
 
-  // Grid: a CTA per (head, 16 batch rows).
+  // Grid: a CTA per (head, 16 batch rows, CTA of the head's cluster).
   int batch_tiles = 0;         // ceil(batch / rows)
-  int64_t ctas = 0;            // heads · batch_tiles
+  int64_t ctas = 0;            // heads · batch_tiles · cluster
 
   // Registers per thread. R's share is exact; the rest is an estimate.
-  int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads): R as MMA B fragments
+  int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads · cluster) = G·G_w·D/8
+                                   // (kRRegisters, at most 128): R as MMA B fragments
   int working_registers = 0;       // the fewest a step needs besides R (accumulators, A fragment, addresses)
   int estimated_registers = 0;     // R + what ptxas allocates besides R for this cell (measured at D <= 64)
   int register_cap = 0;            // what __launch_bounds__(threads) leaves: min(per thread, per block / threads)
@@ -37,7 +44,8 @@ struct TcConfig {
   bool may_spill() const { return estimated_registers > register_cap; }
 };
 
-// One line: "256 threads (8 warps x 1 group of 8 head dims), 12 CTAs, R 32 registers/thread, ...".
+// One line: "256 threads (8 warps x 1 group of 8 head dims), 12 CTAs (...), R 32
+// registers/thread, ..."; a split head adds "4 CTAs per head (cluster, 64 dims each)".
 std::string describe(const TcConfig& config);
 
 }  // namespace flashrnn::tune

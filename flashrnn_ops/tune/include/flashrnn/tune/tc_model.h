@@ -35,9 +35,14 @@ class TcTilingModel {
   const Problem& problem() const { return problem_; }
   // Reads a solution of problem() into a configuration.
   TcConfig config(const Assignment& solution) const;
-  // Lifts the device's limits and the list of compiled head dims, so that a
-  // solution says what the case would need (for explanations).
+  // Lifts the device's limits (limit_parameters()) and the list of compiled
+  // head dims, so that a solution says what the case would need (for
+  // explanations): a split head's cluster on a device without clusters, R's
+  // registers above the kernels' cap of 128.
   void lift_limits();
+  // The parameters lift_limits() lifts: the device's registers, shared memory,
+  // threads and cluster size, and the kernels' cap on R's registers (max_r_regs).
+  static const std::vector<const char*>& limit_parameters();
 
  private:
   Problem problem_;

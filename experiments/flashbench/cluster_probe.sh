@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Device run for the cluster-split tensor-core kernels (prebuilt binaries from
+# scripts/pack_gpu_binaries.sh flashrnn_ops_tests flashbench; carry build-bin):
+# the fused GPU tests, compute-sanitizer on a cluster case, the head sweep
+# with the fused backend, and (if build-bin/flashbench_old.gz is there) an A/B
+# of the 12x64 shape against the older build. Logs under $OUT.
+#   bash experiments/flashbench/cluster_probe.sh [tests|sanitize|sweep|ab]...
+set -o pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+OUT="${OUT:-/tmp/cluster_probe}"; mkdir -p "$OUT"
+RUN="bash tests/gpu/run_prebuilt.sh"
+parts=("$@"); [[ ${#parts[@]} -gt 0 ]] || parts=(tests sanitize sweep ab)
+for part in "${parts[@]}"; do
+  case "$part" in
+    tests)
+      timeout 300 $RUN flashrnn_ops_tests --gtest_filter='FusedCuda.*:*BackendsCudaTest*/fused' > "$OUT/tests.log" 2>&1
+      echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure|Expected|Which|error" "$OUT/tests.log" | head -30 ;;
+    sanitize)
+      source tests/gpu/torch_env.sh; export PATH=/usr/local/cuda/bin:$PATH
+      for tool in memcheck racecheck; do
+        timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 /tmp/flashtrain-bin/flashrnn_ops_tests \
+          --gtest_filter='FusedCuda.ClusterSplitHeads*' > "$OUT/sanitizer_$tool.log" 2>&1
+        echo "compute-sanitizer $tool rc=$? $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.log") clean; $(grep -m1 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log")"
+      done ;;
+    sweep)
+      timeout 200 $RUN flashbench --sweep heads --cells lstm,slstm --backends fused,alternating --baselines on \
+        --iters 10 --out "$OUT/heads.json" > "$OUT/heads.txt" 2>&1; echo "sweep rc=$?"
+      grep -v skipped "$OUT/heads.txt" | tail -40 ;;
+    ab)
+      [[ -f build-bin/flashbench_old.gz ]] || { echo "no build-bin/flashbench_old.gz"; continue; }
+      timeout 200 python3 experiments/flashbench/ab.py --a "$RUN flashbench_old" --b "$RUN flashbench" --rounds 2 \
+        --out "$OUT/ab.json" -- --shape 16,1024,12,64 --cells lstm,slstm --backends fused --baselines off \
+        --breakdown on > "$OUT/ab.txt" 2>&1; echo "ab rc=$?"; tail -12 "$OUT/ab.txt" ;;
+  esac
+done
