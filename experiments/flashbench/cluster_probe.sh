@@ -19,8 +19,8 @@ for part in "${parts[@]}"; do
       source tests/gpu/torch_env.sh; export PATH=/usr/local/cuda/bin:$PATH
       for tool in memcheck racecheck; do
         timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 /tmp/flashtrain-bin/flashrnn_ops_tests \
-          --gtest_filter='FusedCuda.ClusterSplitHeads*' > "$OUT/sanitizer_$tool.log" 2>&1
-        echo "compute-sanitizer $tool rc=$? $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.log") clean; $(grep -m1 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log")"
+          --gtest_filter='FusedCuda.ClusterSplitHeadsShortSequences' > "$OUT/sanitizer_$tool.log" 2>&1
+        echo "compute-sanitizer $tool rc=$?: $(grep -m1 -E '(ERROR|RACECHECK) SUMMARY' "$OUT/sanitizer_$tool.log")"
       done ;;
     sweep)
       timeout 200 $RUN flashbench --sweep heads --cells lstm,slstm --backends fused,alternating --baselines on \
@@ -28,7 +28,7 @@ for part in "${parts[@]}"; do
       grep -v skipped "$OUT/heads.txt" | tail -40 ;;
     ab)
       [[ -f build-bin/flashbench_old.gz ]] || { echo "no build-bin/flashbench_old.gz"; continue; }
-      timeout 200 python3 experiments/flashbench/ab.py --a "$RUN flashbench_old" --b "$RUN flashbench" --rounds 2 \
+      timeout 200 python3 experiments/flashbench/ab.py --a "$RUN flashbench_old" --b "$RUN flashbench" --rounds ${ROUNDS:-2} \
         --out "$OUT/ab.json" -- --shape 16,1024,12,64 --cells lstm,slstm --backends fused --baselines off \
         --breakdown on > "$OUT/ab.txt" 2>&1; echo "ab rc=$?"; tail -12 "$OUT/ab.txt" ;;
   esac

@@ -181,6 +181,19 @@ TEST(FusedCuda, ClusterSplitHeadsMatchFloat64OverLongSequences) {
   EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kHalf, 33, 512, 1, 192, true}, Backend::kFused));
 }
 
+// Short enough for compute-sanitizer's racecheck: every cell split over a
+// cluster (2, 3, 4 and 5 CTAs), a partial batch tile, resets.
+TEST(FusedCuda, ClusterSplitHeadsShortSequences) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  if (!tune::query_cuda_device(c10::cuda::current_device()).has_clusters())
+    GTEST_SKIP() << "thread-block clusters need sm_90";
+  torch::manual_seed(66);
+  EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kBFloat16, 17, 6, 1, 256, true}, Backend::kFused));
+  EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kBFloat16, 3, 5, 2, 240, true}, Backend::kFused));
+  EXPECT_TRUE(matches_float64({Cell::kGru, torch::kHalf, 9, 4, 1, 144, true}, Backend::kFused));
+  EXPECT_TRUE(matches_float64({Cell::kElman, torch::kHalf, 20, 7, 1, 256, false}, Backend::kFused));
+}
+
 // Without autograd recording the call (no_grad, or no input requiring a
 // gradient) the tensor-core kernels write only the output: the same output.
 TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {

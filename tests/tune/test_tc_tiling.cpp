@@ -165,8 +165,7 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   EXPECT_EQ(value("rows"), kTcRows);
   EXPECT_EQ(value("smem_budget"), kTcSmemBudget);
   EXPECT_EQ(value("fw_prefetch"), (TcForward<cells::Lstm, Half16, 64>::kPrefetch));
-  EXPECT_EQ(value("max_whole_head"), fused::kTcMaxWholeHead);
-  EXPECT_EQ(value("max_split_warps"), fused::kTcMaxSplitWarps);
+  EXPECT_EQ(value("max_split_warps"), fused::kTcMaxCtaWarps);
   EXPECT_EQ(value("max_r_regs"), fused::kTcMaxRRegisters);
   EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size);
   const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
@@ -236,20 +235,24 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_FALSE(s.config->may_spill());
   EXPECT_FALSE(contains(describe(*s.config), "cluster")) << describe(*s.config);
 
-  // LSTM 6x128: still one CTA per head (128 = kTcMaxWholeHead): 16 warps, 512
-  // threads, so __launch_bounds__ caps registers at 65536 / 512 = 128; R takes
-  // 64. Backward: 4 stages of 57856 B + 33280 B = 264704 B > 227 KiB, 3 stages:
-  // 206848 B. ptxas does spill these kernels.
+  // LSTM 6x128: 128 / 8 = 16 warps, more than a CTA's 8: a cluster of 2 CTAs
+  // of 8 warps (256 threads, 64 dims each), so registers are not capped below
+  // 255 (one CTA of 512 threads would cap them at 128); R 4·128/8 = 64.
+  // Forward (5 · 16 · (4·64 + 8) + 2 · 16 · (128 + 8)) · 2 = 50944 B. Backward
+  // stage 16 · ((6·64 + 4) · 4 + (2·64 + 8) · 2) = 29184 B, delta tiles
+  // 2 · 16 · (4·128 + 8) · 2 = 33280 B: four stages 116736 + 33280 = 150016 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 6, 128, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
-  EXPECT_EQ(s.config->cluster, 1);
-  EXPECT_EQ(s.config->threads, 512);
+  EXPECT_EQ(s.config->cluster, 2);
+  EXPECT_EQ(s.config->cta_dims, 64);
+  EXPECT_EQ(s.config->threads, 256);
+  EXPECT_EQ(s.config->ctas, 12);
   EXPECT_EQ(s.config->r_registers_per_thread, 64);
-  EXPECT_EQ(s.config->register_cap, 128);
-  EXPECT_EQ(s.config->forward_smem_bytes, 91904);
-  EXPECT_EQ(s.config->backward_smem_bytes, 206848);
-  EXPECT_EQ(s.config->backward_prefetch, 2);
-  EXPECT_TRUE(s.config->may_spill());
+  EXPECT_EQ(s.config->register_cap, 255);
+  EXPECT_EQ(s.config->forward_smem_bytes, 50944);
+  EXPECT_EQ(s.config->backward_smem_bytes, 150016);
+  EXPECT_EQ(s.config->backward_prefetch, 3);
+  EXPECT_FALSE(s.config->may_spill());
 
   // GRU (3 gates, odd) 128: two groups of 8 dims per warp, 128 / 16 = 8 warps;
   // R 3·128·128·2 / (4·256) = 96 registers; batch 33 takes 3 tiles.
@@ -395,23 +398,25 @@ TEST(TcTiling, DevicesWithoutClustersRunWholeHeadsOnly) {
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "cluster_fits");
   EXPECT_TRUE(contains(s.reason, "a thread-block cluster of 3 CTAs")) << s.reason;
-  // Whole heads run there as before.
+  // Heads of at most 8 warps run there as before.
   EXPECT_TRUE(select_tc_config(a100, Cell::kElman, 128, 16, DType::kBf16).config);
+  EXPECT_TRUE(select_tc_config(a100, Cell::kLstm, 64, 16, DType::kBf16).config);
+  // LSTM 96: 12 warps, a cluster of 2.
+  s = select_tc_config(a100, Cell::kLstm, 96, 16, DType::kBf16);
+  EXPECT_EQ(s.binding, "cluster_fits");
 }
 
 TEST(TcTiling, A100RejectsWhatDoesNotFitItsSharedMemory) {
   const DeviceProps a100 = device_fixture("a100");
   ASSERT_EQ(a100.smem_per_block_optin, 163 * 1024);
-  // LSTM 128: the backward's 206848 B (laid out for 227 KiB) exceed 166912 B.
-  TcSelection s = select_tc_config(a100, Cell::kLstm, 128, 16, DType::kBf16);
+  // GRU 128 (8 warps, one CTA): the backward's 207360 B (laid out for 227 KiB)
+  // exceed 166912 B; and sLSTM 64: four stages of
+  // 16 · ((9·64 + 4) · 4 + (4·64 + 8) · 2) = 45568 B + 16896 B = 199168 B.
+  TcSelection s = select_tc_config(a100, Cell::kGru, 128, 16, DType::kBf16);
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "bw_smem_fits");
-  EXPECT_TRUE(contains(s.reason, "the backward needs 206848 B")) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "the backward needs 207360 B")) << s.reason;
   EXPECT_TRUE(contains(s.reason, "166912 B")) << s.reason;
-  // sLSTM 128 (214528 B) and GRU 128 (207360 B) likewise, and sLSTM 64: four
-  // stages of 16 · ((9·64 + 4) · 4 + (4·64 + 8) · 2) = 45568 B + 16896 B = 199168 B.
-  EXPECT_FALSE(select_tc_config(a100, Cell::kSlstm, 128, 16, DType::kBf16).config);
-  EXPECT_FALSE(select_tc_config(a100, Cell::kGru, 128, 16, DType::kBf16).config);
   s = select_tc_config(a100, Cell::kSlstm, 64, 16, DType::kFp16);
   EXPECT_FALSE(s.config);
   EXPECT_TRUE(contains(s.reason, "the backward needs 199168 B")) << s.reason;

@@ -1,13 +1,21 @@
 // How the CTAs that share one head (tc_tiling.h) hand each other a step's
-// result: every CTA writes its slice of a shared tile (h_t in the forward,
-// δ(R h) in the backward) into its own copy of the tile and into every other
-// CTA's, through distributed shared memory, then the cluster meets at one
-// barrier whose release/acquire makes the writes visible. With one CTA per
-// head the same calls are plain shared stores and __syncthreads.
+// result, h_t in the forward and δ(R h) in the backward, held in two shared
+// tiles used in turn. With one CTA per head (kCluster == 1) a thread stores
+// its elements into the tile and the step's __syncthreads publishes them.
 //
-// Rules the kernels keep: no CTA writes into another before the cluster's
-// first barrier (both CTAs must be running), and none after the last barrier
-// that the receiving CTA passes (it may have exited).
+// In a cluster every CTA keeps a copy of both tiles; a thread writes each of
+// its elements into every CTA's copy with st.async, which also counts the
+// bytes on that CTA's mbarrier of the tile. A tile is complete, in a CTA, when
+// its mbarrier has counted the whole tile's bytes (all CTAs' slices) and one
+// thread of the CTA has announced them (expect()); wait() blocks until then.
+// No cluster-wide barrier and no memory fence sit on a step's path: the
+// writes of step t into a tile come after their writer waited for step t-1's
+// tile, which every CTA wrote after reading the tile of step t-2 (the one
+// overwritten), so a tile is never overwritten while someone reads it.
+//
+// Rules the kernels keep: start() before the first store (every CTA's
+// mbarriers are initialised, every CTA runs), and no store into a CTA after
+// the last tile that CTA waits for (it may have exited).
 #pragma once
 
 #include <cstdint>
@@ -19,33 +27,26 @@ namespace flashrnn::fused {
 template <int kCluster>
 class ClusterExchange {
  public:
-  // `smem` is the start of the CTA's dynamic shared memory: the tiles' offsets
-  // from it are the same in every CTA of the cluster.
-  __device__ explicit ClusterExchange(const void* smem) : base_(mma::shared_address(smem)) {
+  // `smem`: the start of the CTA's dynamic shared memory (the tiles' offsets
+  // from it are the same in every CTA); `barriers`: two mbarriers in shared
+  // memory, one per tile; `tile_bytes`: the bytes of one whole tile.
+  __device__ ClusterExchange(const void* smem, uint64_t* barriers, uint32_t tile_bytes)
+      : base_(mma::shared_address(smem)), barriers_(mma::shared_address(barriers)), tile_bytes_(tile_bytes) {
     if constexpr (kCluster > 1)
 #pragma unroll
       for (int q = 0; q < kCluster; ++q) peer_[q] = map_to_rank(base_, q);
   }
 
-  // Writes 32 bits at `local` (in this CTA's shared memory) and at the same
-  // offset in every other CTA of the cluster.
-  __device__ void store(void* local, uint32_t value) const {
-    if constexpr (kCluster == 1) {
-      *reinterpret_cast<uint32_t*>(local) = value;
-    } else {
-      const uint32_t offset = mma::shared_address(local) - base_;
-#pragma unroll
-      for (int q = 0; q < kCluster; ++q) store_remote(peer_[q] + offset, value);
-    }
-  }
-
-  // Every thread of every CTA of the cluster arrives; afterwards all their
-  // earlier shared-memory writes (local and remote) are visible.
-  __device__ static void barrier() {
-    if constexpr (kCluster == 1) {
-      __syncthreads();
-    } else {
+  // Once, by every thread, before any store: initialises the mbarriers and
+  // waits until every CTA of the cluster has.
+  __device__ void start() const {
+    if constexpr (kCluster > 1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if (threadIdx.x == 0) {
+        for (int i = 0; i < 2; ++i)
+          asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(barriers_ + 8 * i));
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+      }
       asm volatile(
           "barrier.cluster.arrive.release.aligned;\n"
           "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
@@ -55,26 +56,63 @@ class ClusterExchange {
     }
   }
 
+  // By every thread of the CTA, in the step that writes `tile` (before or
+  // after the stores): the CTA expects one more filling of it.
+  __device__ void expect(int tile) const {
+    if constexpr (kCluster > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if (threadIdx.x == 0)
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barriers_ + 8 * tile),
+                     "r"(tile_bytes_) : "memory");
+#endif
+    }
+  }
+
+  // Writes 32 bits at `local` (an element of tile `tile` in this CTA's shared
+  // memory) and at the same offset in every other CTA of the cluster.
+  __device__ void store(int tile, void* local, uint32_t value) const {
+    if constexpr (kCluster == 1) {
+      *reinterpret_cast<uint32_t*>(local) = value;
+    } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      const uint32_t offset = mma::shared_address(local) - base_;
+      const uint32_t barrier_offset = barriers_ + 8 * tile - base_;
+#pragma unroll
+      for (int q = 0; q < kCluster; ++q)
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(
+                         peer_[q] + offset),
+                     "r"(value), "r"(peer_[q] + barrier_offset) : "memory");
+#endif
+    }
+  }
+
+  // Until the `filling`-th filling (0, 1, ...) of `tile` is complete in this
+  // CTA. With one CTA per head nothing: the kernel's __syncthreads does it.
+  __device__ void wait(int tile, uint32_t filling) const {
+    if constexpr (kCluster > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      uint32_t done = 0;
+      while (!done)
+        asm volatile(
+            "{\n .reg .pred p;\n"
+            " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            " selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done) : "r"(barriers_ + 8 * tile), "r"(filling & 1) : "memory");
+#endif
+    }
+  }
+
  private:
-  // The address of shared-memory address `address` of this CTA in CTA `rank` of the cluster.
+  // Shared-memory address `address` of this CTA as seen in CTA `rank` of the cluster.
   __device__ static uint32_t map_to_rank(uint32_t address, int rank) {
     uint32_t mapped = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(mapped) : "r"(address), "r"(rank));
-#else
-    __trap();
 #endif
     return mapped;
   }
-  __device__ static void store_remote(uint32_t cluster_address, uint32_t value) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("st.shared::cluster.u32 [%0], %1;\n" ::"r"(cluster_address), "r"(value) : "memory");
-#else
-    __trap();
-#endif
-  }
 
-  uint32_t base_;
+  uint32_t base_, barriers_, tile_bytes_;
   uint32_t peer_[kCluster > 1 ? kCluster : 1] = {};
 };
 

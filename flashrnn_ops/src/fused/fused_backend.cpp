@@ -52,7 +52,7 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
 // Calls fn(CellType{}, integral_constant<int, D>{}) and returns true when the
 // tensor-core kernels take the case: the tuner's model of their tiling finds
 // that it fits the device (tc_tiling.txt: bf16/fp16, a compiled head dim,
-// threads, registers, shared memory, a cluster per head above 128 dims), and
+// threads, registers, shared memory, a cluster per head above 8 warps), and
 // T < 2^31 (they count steps in 32 bits). They launch with their compile-time tiling; tests/tune/test_tc_tiling
 // checks the model's numbers against it, and so does the assertion here.
 template <class S, class Fn>

@@ -35,8 +35,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<K::Tiling::kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ uint64_t tile_barriers[2];  // the cluster's exchange
   S* delta_tiles = reinterpret_cast<S*>(smem + kStages * K::stage_bytes());  // [2][16][kDeltaPitch]
-  const Exchange exchange(smem);
+  const Exchange exchange(smem, tile_barriers, kTcRows * G * D * sizeof(S));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int d0 = int(blockIdx.x % K::Tiling::kCluster) * Dc;
@@ -108,6 +109,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     mma::commit_copies();  // one group per step, empty or not
   };
   for (int i = 0; i < kPrefetch; ++i) fetch(steps - 1 - i);
+  exchange.start();
+  // Step t writes δ(R h)_t into tile t & 1, for the filling (T-1-t)/2 of that tile.
+  const auto filling = [&](int t) { return uint32_t(int(steps) - 1 - t) >> 1; };
 
   // Per element [group][row][dim pair]: states(t) (read as states(t-1) one
   // step earlier), the carried gradients, and the sums for δb and δs0.
@@ -155,8 +159,10 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
 
   for (int t = int(steps) - 1; t >= 0; --t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
-    Exchange::barrier();                // everyone's are; δ(R h)_{t+1} is written (by every CTA)
+    __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written (one CTA per head)
+    if (t + 1 < steps) exchange.wait((t + 1) & 1, filling(t + 1));  // by every CTA of a cluster
     fetch(t - kPrefetch);               // into the stage step t+1 used
+    exchange.expect(t & 1);
 
     const bool last = t + 1 == steps;
     float dh[NG][4] = {};
@@ -225,12 +231,13 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
             *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
             *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
           }
-          exchange.store(delta_out + row(r) * K::kDeltaPitch + g * D + d, packed);
+          exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, packed);
         }
       }
   }
   mma::wait_copies<0>();
-  Exchange::barrier();  // δ(R h)_0 is written (the cluster's last exchange)
+  __syncthreads();           // δ(R h)_0 is written (one CTA per head)
+  exchange.wait(0, filling(0));  // by every CTA of a cluster: the last exchange
 
   float dh[NG][4] = {};
   if (through_r) gradient_through_r(0, dh);

@@ -1,5 +1,5 @@
 // The tensor-core forward: one persistent CTA (or cluster of CTAs, for a head
-// of more than 128 dims) per (head, 16 batch rows) runs all T steps (tiling in
+// of more than 8 warps) per (head, 16 batch rows) runs all T steps (tiling in
 // tc_tiling.h).
 //
 // Per step:  out[b][(g, d)] = Σ_k h_{t-1}[b][k] · R[g][d][k]
@@ -35,9 +35,10 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<K::Tiling::kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ uint64_t tile_barriers[2];                       // the cluster's exchange
   S* wx_stages = reinterpret_cast<S*>(smem);                  // [kStages][16][kWxPitch]
   S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;   // [2][16][kHPitch]
-  const Exchange exchange(smem);
+  const Exchange exchange(smem, tile_barriers, kTcRows * D * sizeof(S));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // The grid's x is (batch tile, CTA of the head's cluster); this CTA's dims start at d0.
@@ -134,10 +135,12 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     mma::commit_copies();  // one group per step, empty or not, so the counting holds
   };
   for (int t = 0; t < kPrefetch; ++t) fetch_wx(t);
+  exchange.start();
 
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
-    Exchange::barrier();                // everyone's are; h_{t-1} is written (by every CTA)
+    __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
+    if (t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
 
     float acc[NG][G][4] = {};
@@ -155,6 +158,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
     const bool more = t + 1 < int(steps);
     const S* wx = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
     S* h_next = h_tiles + int(t & 1) * kTcRows * K::kHPitch;
+    if (more) exchange.expect(t & 1);
 #pragma unroll
     for (int j = 0; j < NG; ++j)
 #pragma unroll
@@ -210,10 +214,13 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
               *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
           }
         }
-        // The last step's h is read by no one (and a cluster's other CTAs may have exited).
-        if (more) exchange.store(h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
+        // The last step's h is read by no one; in a cluster the other CTAs may
+        // have exited (one CTA per head stores it anyway: a branch less per step).
+        if (more || K::Tiling::kCluster == 1)
+          exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
       }
   }
+
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
 }
 

@@ -2,11 +2,12 @@
 // head. No CUDA, no torch: the launchers, the backend and the tests share it.
 //
 // A CTA runs the head dims [d0, d0 + kCtaDims) of one head for 16 batch rows
-// (the MMA's M) through all T steps. Up to 128 head dims one CTA takes the
-// whole head (d0 = 0); above, a thread-block cluster of kCluster CTAs splits
-// it, each CTA keeping its dims' rows of R, and every step each CTA writes its
-// slice of h_t (backward: of δ(R h)) into every CTA's shared tile through
-// distributed shared memory, then the cluster meets at one barrier (sm_90).
+// (the MMA's M) through all T steps. A head of at most 8 warps (64 dims at 4
+// gates, 128 at 1 or 3) is one CTA (d0 = 0); a larger one is split over a
+// thread-block cluster of kCluster CTAs, each keeping its dims' rows of R, and
+// every step each CTA writes its slice of h_t (backward: of δ(R h)) into
+// every CTA's shared tile through distributed shared memory (sm_90,
+// cluster_exchange.cuh).
 // Warp w owns the dims d0 + [8·G_w·w, 8·G_w·(w+1)) where G_w = kDGroupsPerWarp
 // groups of 8, for every gate, so each thread ends a step's MMA holding all
 // gate pre-activations of its own (batch row, head dim) elements: 2 rows ×
@@ -20,23 +21,22 @@ namespace flashrnn::fused {
 
 constexpr int kTcRows = 16;  // batch rows per CTA
 
-// A CTA takes a whole head up to this many dims; a larger head is split over a
-// cluster of CTAs with at most kTcMaxSplitWarps warps each.
-constexpr int kTcMaxWholeHead = 128;
-constexpr int kTcMaxSplitWarps = 8;
+// A CTA takes at most this many warps; a head that needs more is split over
+// a cluster of CTAs. (One CTA of 16 warps ran a 128-dim LSTM head slower than
+// two of 8: its registers are capped at 128 per thread, and R alone takes 64.)
+constexpr int kTcMaxCtaWarps = 8;
 constexpr int kTcMaxCluster = 8;  // the portable cluster size of sm_90
 // R's B fragments may take at most this many of a thread's 255 registers: the
 // step needs the rest (accumulators, the cell, addresses) to run without spilling.
 constexpr int kTcMaxRRegisters = 128;
 
-// CTAs per head: 1 up to kTcMaxWholeHead dims, else the fewest (2…8) that
-// split the head's groups of 8·G_w dims evenly into at most kTcMaxSplitWarps
-// warps each; 0 when no cluster does (e.g. 176 = 22 groups of 8).
+// CTAs per head: the fewest (1…8) that split the head's groups of 8·G_w dims
+// evenly into at most kTcMaxCtaWarps warps each; 0 when none does (e.g. 176 =
+// 22 groups of 8).
 constexpr int tc_cluster_size(int gates, int head_dim) {
   const int groups = gates % 2 == 0 ? 1 : 2, warps = head_dim / (8 * groups);
-  if (head_dim <= kTcMaxWholeHead) return 1;
-  for (int c = 2; c <= kTcMaxCluster; ++c)
-    if (warps % c == 0 && warps / c <= kTcMaxSplitWarps) return c;
+  for (int c = 1; c <= kTcMaxCluster; ++c)
+    if (warps % c == 0 && warps / c <= kTcMaxCtaWarps) return c;
   return 0;
 }
 

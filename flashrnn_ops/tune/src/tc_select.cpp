@@ -35,8 +35,7 @@ std::string compiled_head_dims(const Problem& real) {
 // cluster splits the head.
 bool is_split_label(const std::string& label) {
   static const char* const kLabels[] = {
-      "head_warp_dims",          "whole_head",
-      "split_head",              "split_warps",
+      "head_warp_dims",          "split_warps",
       "min_ctas_cover",          "min_ctas_fewest",
       "min_ctas_quotient_floor", "min_ctas_quotient_ceiling",
       "min_ctas_remainder_rule", "min_ctas_short_if",

@@ -11,12 +11,12 @@ namespace flashrnn::tune {
 
 struct TcConfig {
   // Block: a CTA runs `cta_dims` head dims of one head (all gates) for `rows`
-  // batch rows through all steps; a head of more than 128 dims is split over a
+  // batch rows through all steps; a head of more than 8 warps is split over a
   // thread-block cluster of `cluster` CTAs (sm_90) that exchange h_t and
   // δ(R h) through distributed shared memory every step.
   int rows = 16;               // kTcRows, the MMA's M
-  int cluster = 1;             // kCluster, CTAs per head: 1 up to 128 dims, else the fewest of
-                               // 2…8 with whole warps, at most 8 each (tc_cluster_size)
+  int cluster = 1;             // kCluster, CTAs per head: the fewest of 1…8 with whole
+                               // warps, at most 8 each (tc_cluster_size)
   int cta_dims = 0;            // kCtaDims = head_dim / cluster
   int d_groups_per_warp = 1;   // groups of 8 head dims per warp: 1 for even gate counts, 2 for odd
   int warps = 0;               // per CTA: cta_dims / (8 · d_groups_per_warp)
