@@ -1,3 +1,10 @@
+#!/usr/bin/env bash
+# Nsight Compute on the 3x256 LSTM tensor-core kernels (a head split over a
+# cluster of 4 CTAs): stall samples, instruction counts, launch and occupancy,
+# forward and backward, into $OUT/ncu_{forward,backward}.txt; the top stalls
+# printed. Prebuilt flashbench (scripts/pack_gpu_binaries.sh flashbench; carry
+# build-bin). Session 6's output: results/kernel_probes/v8_ncu_*_lstm256.txt.
+#   bash experiments/flashbench/ncu_cluster.sh
 source tests/gpu/torch_env.sh; export PATH=/usr/local/cuda/bin:$PATH
 bash tests/gpu/run_prebuilt.sh flashbench --help >/dev/null 2>&1
 FB=/tmp/flashtrain-bin/flashbench
