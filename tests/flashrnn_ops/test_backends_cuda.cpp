@@ -13,7 +13,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "flashrnn/tune/device_query.h"
-#include "flashrnn/tune/tc_select.h"
+#include "fused/tc_selection.h"
 #include "fused/tc_tiling.h"
 #include "reference.h"
 
@@ -52,16 +52,6 @@ std::vector<RandomCase> random_cases(int count, uint32_t seed) {
     if (c.B * c.T * c.N * c.D <= (int64_t(1) << 23)) cases.push_back(c);
   }
   return cases;
-}
-
-tune::Cell tuner_cell(Cell cell) {
-  switch (cell) {
-    case Cell::kLstm: return tune::Cell::kLstm;
-    case Cell::kSlstm: return tune::Cell::kSlstm;
-    case Cell::kGru: return tune::Cell::kGru;
-    case Cell::kElman: return tune::Cell::kElman;
-  }
-  return tune::Cell::kLstm;
 }
 
 // Fill the allocator's free memory with 0xFF (NaN in every float format).
@@ -157,7 +147,7 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
       for (int64_t d : fused::kTcHeadDims) {
         const RandomCase c{cell, dtype, 19, 70, 2, d, true};
         const tune::TcSelection s = tune::select_tc_config(
-            device, tune::FusedShape{tuner_cell(cell), 2, int(d), 19,
+            device, tune::FusedShape{fused::tuner_cell(cell), 2, int(d), 19,
                                      dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
         // On sm_90 only GRU's R is too large above 160 (R registers, tc_tiling.h).
         if (!s.config) {

@@ -7,7 +7,6 @@
 #include "flashrnn/tune/device_query.h"
 
 namespace flashrnn::fused {
-namespace {
 
 tune::Cell tuner_cell(Cell cell) {
   switch (cell) {
@@ -18,6 +17,8 @@ tune::Cell tuner_cell(Cell cell) {
   }
   return tune::Cell::kLstm;
 }
+
+namespace {
 
 tune::DType tuner_dtype(TcStorage storage) {
   switch (storage) {

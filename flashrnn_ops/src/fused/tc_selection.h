@@ -13,6 +13,9 @@ namespace flashrnn::fused {
 
 enum class TcStorage { kBf16, kFp16, kFp32 };
 
+// The tuner's name for a cell.
+tune::Cell tuner_cell(Cell cell);
+
 // The tuner's selection for head dim `head_dim` of `cell` in `storage` on CUDA
 // device `device_index`. The reference stays valid for the life of the process.
 // Throws tune::DeviceQueryError when the device cannot be read.
