@@ -46,58 +46,52 @@ constexpr Cell tuner_cell() {
   return Cell::kElman;
 }
 
-// Whether fused/instances/ compiles a (gates, head dim) case: TcTiling::kCompiled
-// for any head dim, computed at run time (check_case ties the two together).
+// Whether fused/instances/ compiles kernels for a (gates, head dim):
+// TcTiling::kCompiled (R's registers within the cap, whatever the cluster) for
+// any head dim, computed at run time (check_case ties the two together).
 bool kernel_compiled(int gates, int head_dim) {
   const int groups = gates % 2 == 0 ? 1 : 2;
-  return fused::tc_cluster_size(gates, head_dim) > 0 &&
-         gates * groups * head_dim / 8 <= fused::kTcMaxRRegisters;
+  return gates * groups * head_dim / 8 <= fused::kTcMaxRRegisters;
 }
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// One (cell, head dim) case on one device, checked field by field.
-template <class C, int D>
-void check_case(const DeviceProps& device, DType dtype) {
-  using T = TcTiling<C::kGates, D>;
-  using Fw = TcForward<C, Half16, D>;
-  using Bw = TcBackward<C, Half16, D>;
-  const Cell cell = tuner_cell<C>();
-  SCOPED_TRACE(std::string(to_string(cell)) + " D=" + std::to_string(D) + " " +
-               std::string(to_string(dtype)) + " on " + device.name);
+// The model's constraints on the split (tc_select.cpp's is_split_label): one of
+// them is binding where no cluster splits a head.
+bool is_split_label(const std::string& label) {
+  for (const char* l : {"head_warp_dims", "split_warps", "split_even", "head_split", "warp_dims"})
+    if (label == l) return true;
+  return false;
+}
 
-  // The cell's constants the model takes.
-  EXPECT_EQ(cell_gates(cell), C::kGates);
-  EXPECT_EQ(cell_states(cell), C::kStates);
-  EXPECT_EQ(cell_cache(cell), C::kCache);
+// The case's selection against the tiling the kernels use on the device,
+// TcTiling<G, D, K> with K = tc_cluster_size(G, D, device.has_clusters()).
+template <class C, int D, int K>
+void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSelection& s) {
+  using T = TcTiling<C::kGates, D, K>;
+  using Fw = TcForward<C, Half16, D, K>;
+  using Bw = TcBackward<C, Half16, D, K>;
   EXPECT_EQ(kernel_compiled(C::kGates, D), T::kCompiled);
-  // Every compiled head dim splits (kTcHeadDims lists no 176 or 208).
-  ASSERT_GE(T::kCluster, 1);
-
-  const FusedShape shape{cell, 3, D, 40, dtype};
-  const TcSelection s = select_tc_config(device, shape);
-  const bool clusters = T::kCluster <= device.max_cluster_size;
   const bool fits = Fw::smem_bytes() <= device.smem_per_block_optin &&
                     Bw::smem_bytes() <= device.smem_per_block_optin;
-  const bool runs = T::kCompiled && clusters && fits;
+  const bool runs = T::kCompiled && fits;
   ASSERT_EQ(bool(s.config), runs) << s.reason;
-  // The tiling is fixed at compile time: the model has exactly one solution
-  // where it runs (the cluster too: the fewest CTAs, not merely one that fits).
-  EXPECT_EQ(solve_all(TcTilingModel(device, shape).problem()).solutions.size(), runs ? 1u : 0u);
-  // Where it does not, the numbers come from the lifted model, and the binding
-  // constraint is the first the model lists: the cluster, R's cap, shared memory.
+  // The model may admit larger clusters too; its first solution (what
+  // select_tc_config takes) is the kernels' fewest.
+  const SolveResult all = solve_all(TcTilingModel(device, shape).problem());
+  if (runs) {
+    ASSERT_FALSE(all.solutions.empty());
+    EXPECT_EQ(TcTilingModel(device, shape).config(all.solutions.front()).cluster, K);
+  }
+  // Where it does not run, the numbers are the kernels' tiling with the limits
+  // lifted, and the binding constraint is the first the model lists: R's cap,
+  // shared memory.
   ASSERT_TRUE(runs || s.needs) << s.reason;
   const TcConfig& c = runs ? *s.config : *s.needs;
   if (!runs) {
-    if (!clusters) {
-      EXPECT_EQ(s.binding, "cluster_fits");
-      EXPECT_TRUE(contains(s.reason, "head dim " + std::to_string(D) +
-                                         " needs a thread-block cluster of " +
-                                         std::to_string(T::kCluster) + " CTAs (sm_90)"))
-          << s.reason;
-    } else if (!T::kCompiled) {
+    if (!T::kCompiled) {
       EXPECT_EQ(s.binding, "r_regs_cap");
       EXPECT_TRUE(contains(s.reason, "R takes " + std::to_string(T::kRRegisters) +
                                          " registers per thread"))
@@ -111,14 +105,17 @@ void check_case(const DeviceProps& device, DType dtype) {
   }
 
   EXPECT_EQ(c.rows, kTcRows);
-  EXPECT_EQ(c.cluster, T::kCluster);
+  EXPECT_EQ(c.cta_warp_cap, fused::tc_cta_warp_cap(C::kGates, device.has_clusters()));
+  EXPECT_EQ(c.cluster, K);
   EXPECT_EQ(c.cta_dims, T::kCtaDims);
   EXPECT_EQ(c.cta_dims, Fw::kCtaDims);
+  EXPECT_EQ(c.cta_dims, Bw::kCtaDims);
   EXPECT_EQ(c.d_groups_per_warp, T::kDGroupsPerWarp);
   EXPECT_EQ(c.warps, T::kWarps);
+  EXPECT_LE(c.warps, c.cta_warp_cap);
   EXPECT_EQ(c.threads, T::kThreads);
-  EXPECT_EQ(c.batch_tiles, 3);              // ceil(40 / 16)
-  EXPECT_EQ(c.ctas, 9 * T::kCluster);       // 3 heads x 3 tiles x the cluster (the grid's x · y)
+  EXPECT_EQ(c.batch_tiles, 3);   // ceil(40 / 16)
+  EXPECT_EQ(c.ctas, 9 * K);      // 3 heads x 3 tiles x the cluster (the grid's x · y)
   // R's registers: the forward's r_frag[NG][G][D/16][2] and the backward's
   // r_frag[NG][G·D/16][2], 32-bit each, kRRegisters, and G·D·D·2 bytes of one
   // head over the cluster's threads.
@@ -126,7 +123,7 @@ void check_case(const DeviceProps& device, DType dtype) {
   EXPECT_EQ(c.r_registers_per_thread, T::kRRegisters);
   EXPECT_EQ(c.r_registers_per_thread, ng * C::kGates * (D / 16) * 2);
   EXPECT_EQ(c.r_registers_per_thread, ng * (C::kGates * D / 16) * 2);
-  EXPECT_EQ(int64_t(c.r_registers_per_thread) * 4 * T::kThreads * T::kCluster,
+  EXPECT_EQ(int64_t(c.r_registers_per_thread) * 4 * T::kThreads * K,
             int64_t(C::kGates) * D * D * 2);
 
   EXPECT_EQ(c.forward_smem_bytes, Fw::smem_bytes());
@@ -134,6 +131,56 @@ void check_case(const DeviceProps& device, DType dtype) {
   EXPECT_EQ(c.backward_prefetch, Bw::kPrefetch);
   EXPECT_EQ(c.backward_stages, Bw::kStages);
   EXPECT_EQ(c.backward_stage_bytes, Bw::stage_bytes());
+}
+
+// One (cell, head dim) case on one device, checked field by field against the
+// tiling the kernels compile for the device (with or without clusters).
+template <class C, int D>
+void check_case(const DeviceProps& device, DType dtype) {
+  const Cell cell = tuner_cell<C>();
+  SCOPED_TRACE(std::string(to_string(cell)) + " D=" + std::to_string(D) + " " +
+               std::string(to_string(dtype)) + " on " + device.name);
+
+  // The cell's constants the model takes.
+  EXPECT_EQ(cell_gates(cell), C::kGates);
+  EXPECT_EQ(cell_states(cell), C::kStates);
+  EXPECT_EQ(cell_cache(cell), C::kCache);
+
+  const FusedShape shape{cell, 3, D, 40, dtype};
+  const TcSelection s = select_tc_config(device, shape);
+  const int expected = fused::tc_cluster_size(C::kGates, D, device.has_clusters());
+  const int with_clusters = fused::tc_cluster_size(C::kGates, D, true);
+  if (expected == 0) {
+    // No tiling on this device: a head of more than 8 warps without clusters
+    // needs the cluster a device with clusters takes; one no cluster splits
+    // (LSTM/sLSTM 240) is reported by the split.
+    ASSERT_FALSE(s.config);
+    if (with_clusters > 0) {
+      ASSERT_FALSE(device.has_clusters());
+      EXPECT_EQ(s.binding, "cluster_fits");
+      EXPECT_TRUE(contains(s.reason, "head dim " + std::to_string(D) +
+                                         " needs a thread-block cluster of " +
+                                         std::to_string(with_clusters) +
+                                         " CTAs (sm_90); this device has none"))
+          << s.reason;
+      ASSERT_TRUE(s.needs);
+      EXPECT_EQ(s.needs->cluster, with_clusters);
+    } else {
+      EXPECT_TRUE(is_split_label(s.binding)) << s.binding;
+      EXPECT_TRUE(contains(s.reason, "head dim " + std::to_string(D) + " has no cluster split"))
+          << s.reason;
+      EXPECT_FALSE(s.needs);
+    }
+    return;
+  }
+  const bool checked = fused::with_tc_cluster<C::kGates, D>(
+      expected,
+      [&](auto k) {
+        check_tiling<C, D, decltype(k)::value>(device, shape, s);
+        return true;
+      },
+      false);
+  EXPECT_TRUE(checked) << "no compiled tiling of cluster " << expected;
 }
 
 // Every compiled head dim, kTcHeadDims[I...].
@@ -164,8 +211,9 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   auto value = [&](const char* name) { return p.variables()[p.index_of(name)].domain.min(); };
   EXPECT_EQ(value("rows"), kTcRows);
   EXPECT_EQ(value("smem_budget"), kTcSmemBudget);
-  EXPECT_EQ(value("fw_prefetch"), (TcForward<cells::Lstm, Half16, 64>::kPrefetch));
-  EXPECT_EQ(value("max_split_warps"), fused::kTcMaxCtaWarps);
+  EXPECT_EQ(value("fw_prefetch"), (TcForward<cells::Lstm, Half16, 64, 1>::kPrefetch));
+  EXPECT_EQ(value("max_cta_warps"), fused::kTcMaxCtaWarps);
+  EXPECT_EQ(value("split_cta_warps"), fused::kTcSplitCtaWarps);
   EXPECT_EQ(value("max_r_regs"), fused::kTcMaxRRegisters);
   EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size);
   const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
@@ -176,88 +224,116 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   std::set<int64_t> model_dims, kernel_dims(std::begin(kTcHeadDims), std::end(kTcHeadDims));
   for (uint64_t i = 0; i < compiled.size(); ++i) model_dims.insert(compiled.value_at(i));
   EXPECT_EQ(model_dims, kernel_dims);
-  // Every multiple of 16 up to 1024, every cell: the model's cluster is
-  // tc_cluster_size (the fewest CTAs, with the limits lifted, so that no device
-  // limit hides a wrong one), and the H200 runs exactly the compiled cases.
-  const DeviceProps h200 = device_fixture("h200");
-  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
-    for (int d = 16; d <= 1024; d += 16) {
-      SCOPED_TRACE(std::string(to_string(cell)) + " D=" + std::to_string(d));
-      const int gates = cell_gates(cell), kernel_cluster = fused::tc_cluster_size(gates, d);
-      const FusedShape shape{cell, 1, d, 16, DType::kBf16};
-      TcTilingModel lifted(h200, shape);
-      lifted.lift_limits();
-      const SolveResult unlimited = solve_all(lifted.problem());
-      ASSERT_EQ(unlimited.solutions.size(), kernel_cluster > 0 ? 1u : 0u);
-      if (kernel_cluster > 0) {
-        const TcConfig needs = lifted.config(unlimited.solutions.front());
-        EXPECT_EQ(needs.cluster, kernel_cluster);
-        EXPECT_EQ(needs.cta_dims * needs.cluster, d);
+  // Every multiple of 16 up to 1024, every cell, a device with clusters and
+  // one without: the model's cluster is tc_cluster_size(G, D, clusters), with
+  // the limits but the device's clusters lifted (so that no other limit hides a
+  // wrong one) and in the selection; and the device runs exactly the compiled
+  // cases that fit its shared memory.
+  for (const char* name : {"h200", "a100"}) {
+    const DeviceProps device = device_fixture(name);
+    for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
+      for (int d = 16; d <= 1024; d += 16) {
+        SCOPED_TRACE(std::string(to_string(cell)) + " D=" + std::to_string(d) + " on " + name);
+        const int gates = cell_gates(cell);
+        const int kernel_cluster = fused::tc_cluster_size(gates, d, device.has_clusters());
+        const FusedShape shape{cell, 1, d, 16, DType::kBf16};
+        TcTilingModel kernels(device, shape);
+        kernels.lift_limits(/*keep_device_clusters=*/true);
+        const SolveResult tiling = solve_all(kernels.problem(), SolveOptions{1});
+        ASSERT_EQ(tiling.solutions.size(), kernel_cluster > 0 ? 1u : 0u);
+        if (kernel_cluster > 0) {
+          const TcConfig needs = kernels.config(tiling.solutions.front());
+          EXPECT_EQ(needs.cluster, kernel_cluster);
+          EXPECT_EQ(needs.cta_dims * needs.cluster, d);
+        }
+        const TcSelection s = select_tc_config(device, shape);
+        if (s.config) {
+          EXPECT_EQ(s.config->cluster, kernel_cluster);
+        }
+        // Runs exactly where the kernels do: a tiling on this device, kCompiled,
+        // a compiled head dim, and shared memory within the device's.
+        bool fits = false;
+        if (kernel_cluster > 0) {
+          const TcConfig& k = kernels.config(tiling.solutions.front());
+          fits = k.forward_smem_bytes <= device.smem_per_block_optin &&
+                 k.backward_smem_bytes <= device.smem_per_block_optin;
+        }
+        const bool runs = kernel_cluster > 0 && kernel_compiled(gates, d) &&
+                          fused::tc_head_dim_compiled(d) && fits;
+        EXPECT_EQ(s.config.has_value(), runs) << s.reason;
+        if (s.config) continue;
+        // Why not, in words: never the solver's raw conflict.
+        EXPECT_FALSE(s.binding.empty());
+        EXPECT_FALSE(contains(s.reason, "constraint '")) << s.binding << ": " << s.reason;
+        if (fused::tc_cluster_size(gates, d, true) == 0) {
+          EXPECT_TRUE(is_split_label(s.binding)) << s.binding;
+          EXPECT_TRUE(contains(s.reason, "has no cluster split")) << s.reason;
+          EXPECT_FALSE(s.needs);
+        } else if (kernel_cluster == 0) {
+          EXPECT_EQ(s.binding, "cluster_fits");
+        }
       }
-      const bool compiled = fused::tc_head_dim_compiled(d) && kernel_compiled(gates, d);
-      if (cell == Cell::kElman) {
-        EXPECT_EQ(compiled, fused::tc_head_dim_compiled(d));
-      }
-      const TcSelection s = select_tc_config(h200, shape);
-      EXPECT_EQ(s.config.has_value(), compiled) << s.reason;
-      if (s.config) continue;
-      // Why not, in words: never the solver's raw conflict.
-      EXPECT_FALSE(s.binding.empty());
-      EXPECT_FALSE(contains(s.reason, "constraint '")) << s.binding << ": " << s.reason;
-      if (kernel_cluster == 0) {
-        EXPECT_TRUE(contains(s.reason, "has no cluster split")) << s.reason;
-        EXPECT_FALSE(s.needs);
-      }
-    }
+  }
 }
 
 // Worked by hand from tc_tiling.h's formulas.
 TEST(TcTiling, HandCheckedSelections) {
   const DeviceProps h200 = device_fixture("h200");
-  // LSTM 12x64 bf16, batch 16: one CTA per head, 64 / 8 = 8 warps, 256 threads;
-  // R 4·64·64·2 / (4·256) = 32.
-  // Forward: (5 stages · 16 · (4·64 + 8) + 2 · 16 · (64 + 8)) · 2 = 46848 B.
-  // Backward stage: 16 · (((4 + 2)·64 + 4) · 4 + (2·64 + 8) · 2) = 29184 B; delta tiles
-  // 2 · 16 · (4·64 + 8) · 2 = 16896 B; 4 stages fit 227 KiB: 4 · 29184 + 16896 = 133632 B.
+  // LSTM 12x64 bf16 on the H200 (clusters), batch 16: 64 / 8 = 8 warps; an even
+  // gate count with clusters takes at most 4 per CTA (tc_cta_warp_cap), so the
+  // fewest c with c | 8 and 8 / c <= 4 is 2: 2 CTAs of 4 warps, 32 dims each,
+  // 128 threads; 12 heads x 1 tile x 2 = 24 CTAs. R 4·1·64/8 = 32
+  // (= 4·64·64·2 / (4 · 128 · 2)); working 44 + 4·4 = 60.
+  // Forward (kStages 5, Wx of the CTA's 32 dims, h of the whole head):
+  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (64 + 8)) · 2 = (10880 + 2304) · 2 = 26368 B.
+  // Backward stage: 16 · ((6·32 + 4) · 4 + (2·32 + 8) · 2) = 16 · (784 + 144) = 14848 B;
+  // delta tiles 2 · 16 · (4·64 + 8) · 2 = 16896 B; four stages 59392 + 16896 = 76288 B
+  // <= 232448: prefetch 3.
   TcSelection s = select_tc_config(h200, FusedShape{Cell::kLstm, 12, 64, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
-  EXPECT_EQ(s.config->cluster, 1);
-  EXPECT_EQ(s.config->cta_dims, 64);
-  EXPECT_EQ(s.config->warps, 8);
-  EXPECT_EQ(s.config->threads, 256);
+  EXPECT_EQ(s.config->cta_warp_cap, 4);
+  EXPECT_EQ(s.config->cluster, 2);
+  EXPECT_EQ(s.config->cta_dims, 32);
+  EXPECT_EQ(s.config->warps, 4);
+  EXPECT_EQ(s.config->threads, 128);
   EXPECT_EQ(s.config->d_groups_per_warp, 1);
-  EXPECT_EQ(s.config->ctas, 12);
+  EXPECT_EQ(s.config->ctas, 24);
   EXPECT_EQ(s.config->r_registers_per_thread, 32);
-  EXPECT_EQ(s.config->register_cap, 255);
-  EXPECT_EQ(s.config->forward_smem_bytes, 46848);
-  EXPECT_EQ(s.config->backward_smem_bytes, 133632);
+  EXPECT_EQ(s.config->working_registers, 60);
+  EXPECT_EQ(s.config->register_cap, 255);  // min(255, 65536 / 128 = 512)
+  EXPECT_EQ(s.config->forward_smem_bytes, 26368);
+  EXPECT_EQ(s.config->backward_stage_bytes, 14848);
+  EXPECT_EQ(s.config->backward_smem_bytes, 76288);
   EXPECT_EQ(s.config->backward_prefetch, 3);
-  EXPECT_FALSE(s.config->may_spill());
-  EXPECT_FALSE(contains(describe(*s.config), "cluster")) << describe(*s.config);
+  EXPECT_FALSE(s.config->may_spill());  // 32 + 136 = 168 <= 255
+  EXPECT_TRUE(contains(describe(*s.config), "2 CTAs per head (cluster, 32 dims each)"))
+      << describe(*s.config);
 
-  // LSTM 6x128: 128 / 8 = 16 warps, more than a CTA's 8: a cluster of 2 CTAs
-  // of 8 warps (256 threads, 64 dims each), so registers are not capped below
-  // 255 (one CTA of 512 threads would cap them at 128); R 4·128/8 = 64.
-  // Forward (5 · 16 · (4·64 + 8) + 2 · 16 · (128 + 8)) · 2 = 50944 B. Backward
-  // stage 16 · ((6·64 + 4) · 4 + (2·64 + 8) · 2) = 29184 B, delta tiles
-  // 2 · 16 · (4·128 + 8) · 2 = 33280 B: four stages 116736 + 33280 = 150016 B.
+  // LSTM 6x128: 16 warps; 2 CTAs of 8 and 3 (no divisor) do not do, 4 CTAs of 4
+  // warps do: cluster 4, 32 dims, 128 threads, 6 x 1 x 4 = 24 CTAs; R 4·128/8 = 64.
+  // Forward (5 · 16 · 136 + 2 · 16 · (128 + 8)) · 2 = (10880 + 4352) · 2 = 30464 B.
+  // Backward: stage 14848 B (32 dims as above), delta tiles 2 · 16 · (4·128 + 8) · 2
+  // = 33280 B: four stages 59392 + 33280 = 92672 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 6, 128, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
-  EXPECT_EQ(s.config->cluster, 2);
-  EXPECT_EQ(s.config->cta_dims, 64);
-  EXPECT_EQ(s.config->threads, 256);
-  EXPECT_EQ(s.config->ctas, 12);
+  EXPECT_EQ(s.config->cluster, 4);
+  EXPECT_EQ(s.config->cta_dims, 32);
+  EXPECT_EQ(s.config->warps, 4);
+  EXPECT_EQ(s.config->threads, 128);
+  EXPECT_EQ(s.config->ctas, 24);
   EXPECT_EQ(s.config->r_registers_per_thread, 64);
   EXPECT_EQ(s.config->register_cap, 255);
-  EXPECT_EQ(s.config->forward_smem_bytes, 50944);
-  EXPECT_EQ(s.config->backward_smem_bytes, 150016);
+  EXPECT_EQ(s.config->forward_smem_bytes, 30464);
+  EXPECT_EQ(s.config->backward_smem_bytes, 92672);
   EXPECT_EQ(s.config->backward_prefetch, 3);
   EXPECT_FALSE(s.config->may_spill());
 
   // GRU (3 gates, odd) 128: two groups of 8 dims per warp, 128 / 16 = 8 warps;
-  // R 3·128·128·2 / (4·256) = 96 registers; batch 33 takes 3 tiles.
+  // an odd gate count keeps the cap of 8 with clusters: one CTA, 256 threads;
+  // R 3·2·128/8 = 96 (= 3·128·128·2 / (4·256)); batch 33 takes 3 tiles: 2 x 3 = 6 CTAs.
   s = select_tc_config(h200, FusedShape{Cell::kGru, 2, 128, 33, DType::kFp16});
   ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cta_warp_cap, 8);
   EXPECT_EQ(s.config->cluster, 1);
   EXPECT_EQ(s.config->d_groups_per_warp, 2);
   EXPECT_EQ(s.config->warps, 8);
@@ -265,49 +341,63 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->r_registers_per_thread, 96);
   EXPECT_EQ(s.config->ctas, 6);
 
-  // LSTM 3x256: 256 / 8 = 32 warps; 2 CTAs would take 16 each, 3 do not divide
-  // 32, so a cluster of 4 CTAs of 8 warps (256 threads), 64 dims each. R
-  // 4·256·256·2 / (4 · 256 · 4) = 128 = 4·1·256/8 registers, at the cap. Grid
-  // 3 heads x 1 tile x 4 = 12 CTAs.
-  // Forward: Wx stages of the CTA's 64 dims, h tiles of the whole head:
-  //   (5 · 16 · (4·64 + 8) + 2 · 16 · (256 + 8)) · 2 = (21120 + 8448) · 2 = 59136 B.
-  // Backward stage (the CTA's 64 dims): 16 · ((6·64 + 4) · 4 + (2·64 + 8) · 2)
-  //   = 16 · (1552 + 272) = 29184 B; delta tiles (the whole head)
-  //   2 · 16 · (4·256 + 8) · 2 = 66048 B; four stages 116736 + 66048 = 182784 B
-  //   <= 232448, so prefetch 3, 182784 B.
+  // LSTM 3x256: 256 / 8 = 32 warps; the fewest c <= 8 with c | 32 and 32 / c <= 4
+  // is 8: a cluster of 8 CTAs of 4 warps (128 threads), 32 dims each. R
+  // 4·256·256·2 / (4 · 128 · 8) = 128 = 4·1·256/8 registers, at the cap; working
+  // 60. Grid 3 heads x 1 tile x 8 = 24 CTAs.
+  // Forward: Wx stages of the CTA's 32 dims, h tiles of the whole head:
+  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (256 + 8)) · 2 = (10880 + 8448) · 2 = 38656 B.
+  // Backward stage (the CTA's 32 dims) 14848 B as above; delta tiles (the whole head)
+  //   2 · 16 · (4·256 + 8) · 2 = 66048 B; four stages 59392 + 66048 = 125440 B
+  //   <= 232448, so prefetch 3. Estimated 128 + 136 = 264 > 255: may spill.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 3, 256, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
-  EXPECT_EQ(s.config->cluster, 4);
-  EXPECT_EQ(s.config->cta_dims, 64);
-  EXPECT_EQ(s.config->warps, 8);
-  EXPECT_EQ(s.config->threads, 256);
+  EXPECT_EQ(s.config->cluster, 8);
+  EXPECT_EQ(s.config->cta_dims, 32);
+  EXPECT_EQ(s.config->warps, 4);
+  EXPECT_EQ(s.config->threads, 128);
   EXPECT_EQ(s.config->r_registers_per_thread, 128);
   EXPECT_EQ(s.config->working_registers, 60);
   EXPECT_EQ(s.config->register_cap, 255);
   EXPECT_EQ(s.config->batch_tiles, 1);
-  EXPECT_EQ(s.config->ctas, 12);
-  EXPECT_EQ(s.config->forward_smem_bytes, 59136);
-  EXPECT_EQ(s.config->backward_stage_bytes, 29184);
-  EXPECT_EQ(s.config->backward_smem_bytes, 182784);
+  EXPECT_EQ(s.config->ctas, 24);
+  EXPECT_EQ(s.config->forward_smem_bytes, 38656);
+  EXPECT_EQ(s.config->backward_stage_bytes, 14848);
+  EXPECT_EQ(s.config->backward_smem_bytes, 125440);
   EXPECT_EQ(s.config->backward_prefetch, 3);
-  EXPECT_TRUE(contains(describe(*s.config), "4 CTAs per head (cluster, 64 dims each)"))
+  EXPECT_TRUE(s.config->may_spill());
+  EXPECT_TRUE(contains(describe(*s.config), "8 CTAs per head (cluster, 32 dims each)"))
       << describe(*s.config);
 
-  // LSTM 192: 24 warps; 2 CTAs of 12 are too many warps, 3 of 8 fit: cluster 3,
-  // 64 dims each; R 4·192/8 = 96. Forward (5 · 16 · 264 + 2 · 16 · 200) · 2 =
-  // 55040 B; backward 4 · 29184 + 2 · 16 · (4·192 + 8) · 2 = 116736 + 49664 = 166400 B.
+  // LSTM 192: 24 warps; c = 2, 3, 4 leave 12, 8, 6 > 4, 5 does not divide 24,
+  // 6 CTAs of 4 do: cluster 6, 32 dims each; R 4·192/8 = 96. Forward
+  // (5 · 16 · 136 + 2 · 16 · 200) · 2 = (10880 + 6400) · 2 = 34560 B; backward
+  // 4 · 14848 + 2 · 16 · (4·192 + 8) · 2 = 59392 + 49664 = 109056 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 192, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
-  EXPECT_EQ(s.config->cluster, 3);
-  EXPECT_EQ(s.config->cta_dims, 64);
-  EXPECT_EQ(s.config->threads, 256);
+  EXPECT_EQ(s.config->cluster, 6);
+  EXPECT_EQ(s.config->cta_dims, 32);
+  EXPECT_EQ(s.config->threads, 128);
   EXPECT_EQ(s.config->r_registers_per_thread, 96);
-  EXPECT_EQ(s.config->ctas, 3);
-  EXPECT_EQ(s.config->forward_smem_bytes, 55040);
-  EXPECT_EQ(s.config->backward_smem_bytes, 166400);
+  EXPECT_EQ(s.config->ctas, 6);
+  EXPECT_EQ(s.config->forward_smem_bytes, 34560);
+  EXPECT_EQ(s.config->backward_smem_bytes, 109056);
 
-  // Elman 256 (1 gate, odd: 2 groups of 8 per warp): 256 / 16 = 16 warps, 2 CTAs
-  // of 8 (128 dims, 256 threads); R 1·2·256/8 = 64. Forward
+  // LSTM 48 and 80: 6 warps, 2 CTAs of 3 (24 dims, 96 threads); 10 warps: 2 CTAs
+  // of 5 are too many, 5 CTAs of 2 (16 dims, 64 threads).
+  s = select_tc_config(h200, Cell::kLstm, 48, 16, DType::kBf16);
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 2);
+  EXPECT_EQ(s.config->cta_dims, 24);
+  EXPECT_EQ(s.config->threads, 96);
+  s = select_tc_config(h200, Cell::kLstm, 80, 16, DType::kBf16);
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 5);
+  EXPECT_EQ(s.config->cta_dims, 16);
+  EXPECT_EQ(s.config->threads, 64);
+
+  // Elman 256 (1 gate, odd: 2 groups of 8 per warp, cap 8): 256 / 16 = 16 warps,
+  // 2 CTAs of 8 (128 dims, 256 threads); R 1·2·256/8 = 64. Forward
   // (5 · 16 · (128 + 8) + 2 · 16 · 264) · 2 = 38656 B; backward stage
   // 16 · ((2·128 + 4) · 4 + (128 + 8) · 2) = 20992 B, delta tiles 2 · 16 · 264 · 2
   // = 16896 B, four stages 83968 + 16896 = 100864 B.
@@ -322,6 +412,52 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->ctas, 2);
   EXPECT_EQ(s.config->forward_smem_bytes, 38656);
   EXPECT_EQ(s.config->backward_smem_bytes, 100864);
+
+  // The same LSTM 12x64 on an A100 (no clusters: the cap is 8, one CTA per
+  // head): 8 warps, 64 dims, 256 threads, 12 CTAs; R 32.
+  // Forward (5 · 16 · (4·64 + 8) + 2 · 16 · (64 + 8)) · 2 = (21120 + 2304) · 2 = 46848 B.
+  // Backward stage 16 · ((6·64 + 4) · 4 + (2·64 + 8) · 2) = 16 · (1552 + 272) = 29184 B;
+  // four stages 116736 + 16896 = 133632 B <= 232448 (prefetch 3) and <= the A100's 166912.
+  const DeviceProps a100 = device_fixture("a100");
+  s = select_tc_config(a100, FusedShape{Cell::kLstm, 12, 64, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cta_warp_cap, 8);
+  EXPECT_EQ(s.config->cluster, 1);
+  EXPECT_EQ(s.config->cta_dims, 64);
+  EXPECT_EQ(s.config->warps, 8);
+  EXPECT_EQ(s.config->threads, 256);
+  EXPECT_EQ(s.config->ctas, 12);
+  EXPECT_EQ(s.config->r_registers_per_thread, 32);
+  EXPECT_EQ(s.config->register_cap, 255);  // min(255, 65536 / 256 = 256)
+  EXPECT_EQ(s.config->forward_smem_bytes, 46848);
+  EXPECT_EQ(s.config->backward_stage_bytes, 29184);
+  EXPECT_EQ(s.config->backward_smem_bytes, 133632);
+  EXPECT_EQ(s.config->backward_prefetch, 3);
+  EXPECT_FALSE(contains(describe(*s.config), "cluster")) << describe(*s.config);
+}
+
+// The kernels take the fewest CTAs whatever the device's other limits: a larger
+// cluster that fits where the fewest does not is not compiled, so the case does
+// not run (the model alone would pick it: cluster is merely searched fewest first).
+TEST(TcTiling, ALargerClusterThatFitsIsNotTheKernels) {
+  DeviceProps small = device_fixture("h200");
+  small.name = "H200 with 100 KiB of shared memory per block";
+  small.smem_per_block_optin = 100 * 1024;
+  // GRU 128: 8 warps, one CTA (cap 8), backward four stages of
+  // 16 · ((5·128 + 4) · 4 + (128 + 8) · 2) = 45568 B + 2 · 16 · (3·128 + 8) · 2 = 25088 B
+  // = 207360 B > 102400. A cluster of 2 (64 dims) needs 4 · 23040 + 25088 = 117248 B,
+  // still more; one of 4 (32 dims) 4 · 11776 + 25088 = 72192 B fits.
+  const FusedShape shape{Cell::kGru, 1, 128, 16, DType::kBf16};
+  const TcTilingModel model(small, shape);
+  const SolveResult first = solve_all(model.problem(), SolveOptions{1});
+  ASSERT_EQ(first.solutions.size(), 1u);
+  EXPECT_EQ(model.config(first.solutions.front()).cluster, 4);
+  const TcSelection s = select_tc_config(small, shape);
+  EXPECT_FALSE(s.config);
+  EXPECT_EQ(s.binding, "bw_smem_fits");
+  EXPECT_TRUE(contains(s.reason, "the backward needs 207360 B")) << s.reason;
+  ASSERT_TRUE(s.needs);
+  EXPECT_EQ(s.needs->cluster, 1);
 }
 
 TEST(TcTiling, InfeasibleCasesSayWhich) {
@@ -341,12 +477,12 @@ TEST(TcTiling, InfeasibleCasesSayWhich) {
   // And R + 68 working registers = 260 > 255.
   EXPECT_GE(s.broken.size(), 2u);
 
-  // LSTM 768: 96 warps of 8 dims; 8 CTAs of at most 8 warps take 64: no cluster.
+  // LSTM 768: 96 warps of 8 dims; 8 CTAs of at most 4 warps take 32: no cluster.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16});
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "split_warps");
   EXPECT_TRUE(contains(s.reason, "head dim 768 has no cluster split: its 768 / 8 = 96 warps do not "
-                                 "divide evenly into 2 to 8 CTAs of at most 8 warps each"))
+                                 "divide evenly into at most 8 CTAs of at most 4 warps each"))
       << s.reason;
   EXPECT_FALSE(s.needs);
   // Also R (4·768/8 = 384 registers) and not compiled.
@@ -354,8 +490,26 @@ TEST(TcTiling, InfeasibleCasesSayWhich) {
   EXPECT_TRUE(contains(s.broken[1], "R takes 384 registers per thread")) << s.broken[1];
   EXPECT_TRUE(contains(s.broken[2], "head dim 768 is not compiled")) << s.broken[2];
 
+  // LSTM 240: 30 warps; c | 30 with 30 / c <= 4 needs c >= 8, and 8 does not
+  // divide 30 (6 CTAs take 5 each). Compiled (for GRU and Elman), R 120, but no split.
+  s = select_tc_config(h200, Cell::kLstm, 240, 16, DType::kBf16);
+  ASSERT_FALSE(s.config);
+  EXPECT_TRUE(is_split_label(s.binding)) << s.binding;
+  EXPECT_TRUE(contains(s.reason, "head dim 240 has no cluster split: its 240 / 8 = 30 warps do not "
+                                 "divide evenly into at most 8 CTAs of at most 4 warps each"))
+      << s.reason;
+  // GRU 240: 15 warps of 16 dims, 3 CTAs of 5, but R 3·2·240/8 = 180 > 128.
+  s = select_tc_config(h200, Cell::kGru, 240, 16, DType::kBf16);
+  EXPECT_EQ(s.binding, "r_regs_cap");
+  ASSERT_TRUE(s.needs);
+  EXPECT_EQ(s.needs->cluster, 3);
+  // Elman 240: the same 3 CTAs of 5 warps, R 60: it runs.
+  s = select_tc_config(h200, Cell::kElman, 240, 16, DType::kBf16);
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 3);
+
   // 176 and 208: 22 and 26 warps of 8 (11 and 13 of 16 at an odd gate count)
-  // divide into no 2 to 8 CTAs of at most 8.
+  // divide into no 1 to 8 CTAs of at most 4 (8).
   for (Cell cell : {Cell::kLstm, Cell::kGru})
     for (int d : {176, 208}) {
       s = select_tc_config(h200, cell, d, 16, DType::kBf16);
@@ -365,7 +519,8 @@ TEST(TcTiling, InfeasibleCasesSayWhich) {
           << s.reason;
     }
 
-  // Elman 288 fits every limit (a cluster of 3, R 72), but no kernel is compiled for it.
+  // Elman 288 fits every limit (18 warps: a cluster of 3, R 72), but no kernel
+  // is compiled for it.
   s = select_tc_config(h200, Cell::kElman, 288, 16, DType::kBf16);
   EXPECT_EQ(s.binding, "head_dim_compiled");
   EXPECT_TRUE(contains(s.reason, "head dim 288 is not compiled (the tensor-core kernels have 16, "
@@ -383,35 +538,54 @@ TEST(TcTiling, InfeasibleCasesSayWhich) {
 TEST(TcTiling, DevicesWithoutClustersRunWholeHeadsOnly) {
   const DeviceProps a100 = device_fixture("a100");
   ASSERT_EQ(a100.max_cluster_size, 1);
-  // LSTM 256 takes a cluster of 4 (sm_90).
-  TcSelection s = select_tc_config(a100, Cell::kLstm, 256, 16, DType::kBf16);
+  // LSTM 96: 12 warps, more than one CTA's 8; a device with clusters splits
+  // it into the fewest c with c | 12 and 12 / c <= 4: 3 (what `needs` shows:
+  // the lifted model has clusters).
+  TcSelection s = select_tc_config(a100, Cell::kLstm, 96, 16, DType::kBf16);
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "cluster_fits");
-  EXPECT_TRUE(contains(s.reason, "head dim 256 needs a thread-block cluster of 4 CTAs (sm_90); "
+  EXPECT_TRUE(contains(s.reason, "head dim 96 needs a thread-block cluster of 3 CTAs (sm_90); "
                                  "this device has none"))
       << s.reason;
-  ASSERT_TRUE(s.needs);  // with the cluster lifted: what the H200 runs
-  EXPECT_EQ(s.needs->cluster, 4);
-  EXPECT_EQ(s.needs->backward_smem_bytes, 182784);
-  // Elman 144: 9 warps of 16 dims, a cluster of 3.
+  ASSERT_TRUE(s.needs);
+  EXPECT_EQ(s.needs->cluster, 3);
+  EXPECT_EQ(s.needs->cta_dims, 32);
+  // LSTM 256 takes a cluster of 8 CTAs of 4 warps there; with the cluster
+  // lifted, what the H200 runs: 125440 B backward.
+  s = select_tc_config(a100, Cell::kLstm, 256, 16, DType::kBf16);
+  ASSERT_FALSE(s.config);
+  EXPECT_EQ(s.binding, "cluster_fits");
+  EXPECT_TRUE(contains(s.reason, "head dim 256 needs a thread-block cluster of 8 CTAs (sm_90); "
+                                 "this device has none"))
+      << s.reason;
+  ASSERT_TRUE(s.needs);
+  EXPECT_EQ(s.needs->cluster, 8);
+  EXPECT_EQ(s.needs->backward_smem_bytes, 125440);
+  // Elman 144: 9 warps of 16 dims, a cluster of 3 (cap 8).
   s = select_tc_config(a100, Cell::kElman, 144, 16, DType::kBf16);
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "cluster_fits");
   EXPECT_TRUE(contains(s.reason, "a thread-block cluster of 3 CTAs")) << s.reason;
-  // Heads of at most 8 warps run there as before.
+  // LSTM 240 splits on no device: the split with clusters is what is reported.
+  s = select_tc_config(a100, Cell::kLstm, 240, 16, DType::kBf16);
+  ASSERT_FALSE(s.config);
+  EXPECT_TRUE(is_split_label(s.binding)) << s.binding;
+  EXPECT_TRUE(contains(s.reason, "at most 8 CTAs of at most 4 warps each")) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "this device has none")) << s.reason;
+  // Heads of at most 8 warps run there whole, LSTM 64 as one CTA of 8 warps.
   EXPECT_TRUE(select_tc_config(a100, Cell::kElman, 128, 16, DType::kBf16).config);
-  EXPECT_TRUE(select_tc_config(a100, Cell::kLstm, 64, 16, DType::kBf16).config);
-  // LSTM 96: 12 warps, a cluster of 2.
-  s = select_tc_config(a100, Cell::kLstm, 96, 16, DType::kBf16);
-  EXPECT_EQ(s.binding, "cluster_fits");
+  s = select_tc_config(a100, Cell::kLstm, 64, 16, DType::kBf16);
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 1);
+  EXPECT_EQ(s.config->warps, 8);
 }
 
 TEST(TcTiling, A100RejectsWhatDoesNotFitItsSharedMemory) {
   const DeviceProps a100 = device_fixture("a100");
   ASSERT_EQ(a100.smem_per_block_optin, 163 * 1024);
   // GRU 128 (8 warps, one CTA): the backward's 207360 B (laid out for 227 KiB)
-  // exceed 166912 B; and sLSTM 64: four stages of
-  // 16 · ((9·64 + 4) · 4 + (4·64 + 8) · 2) = 45568 B + 16896 B = 199168 B.
+  // exceed 166912 B; and sLSTM 64 (one CTA of 8 warps without clusters): four
+  // stages of 16 · ((9·64 + 4) · 4 + (4·64 + 8) · 2) = 45568 B + 16896 B = 199168 B.
   TcSelection s = select_tc_config(a100, Cell::kGru, 128, 16, DType::kBf16);
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "bw_smem_fits");
@@ -419,7 +593,10 @@ TEST(TcTiling, A100RejectsWhatDoesNotFitItsSharedMemory) {
   EXPECT_TRUE(contains(s.reason, "166912 B")) << s.reason;
   s = select_tc_config(a100, Cell::kSlstm, 64, 16, DType::kFp16);
   EXPECT_FALSE(s.config);
+  EXPECT_EQ(s.binding, "bw_smem_fits");
   EXPECT_TRUE(contains(s.reason, "the backward needs 199168 B")) << s.reason;
+  ASSERT_TRUE(s.needs);
+  EXPECT_EQ(s.needs->cluster, 1);  // the A100's tiling, not the H200's 2 CTAs of 4 warps
   // What fits runs: Elman 128 (92672 B), LSTM 64 (133632 B), GRU 64 (104960 B).
   EXPECT_TRUE(select_tc_config(a100, Cell::kElman, 128, 16, DType::kBf16).config);
   EXPECT_TRUE(select_tc_config(a100, Cell::kLstm, 64, 16, DType::kBf16).config);

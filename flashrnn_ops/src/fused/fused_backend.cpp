@@ -49,12 +49,13 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
   }
 }
 
-// Calls fn(CellType{}, integral_constant<int, D>{}) and returns true when the
-// tensor-core kernels take the case: the tuner's model of their tiling finds
-// that it fits the device (tc_tiling.txt: bf16/fp16, a compiled head dim,
-// threads, registers, shared memory, a cluster per head above 8 warps), and
-// T < 2^31 (they count steps in 32 bits). They launch with their compile-time tiling; tests/tune/test_tc_tiling
-// checks the model's numbers against it, and so does the assertion here.
+// Calls fn(CellType{}, integral_constant<int, D>{}, cluster) and returns true
+// when the tensor-core kernels take the case: the tuner's model of their
+// tiling finds that it fits the device (tc_tiling.txt: bf16/fp16, a compiled
+// head dim, threads, registers, shared memory, the cluster of CTAs per head),
+// and T < 2^31 (they count steps in 32 bits). They launch with the compiled
+// tiling of the tuner's cluster; tests/tune/test_tc_tiling checks the model's
+// numbers against it, and so does the assertion here.
 template <class S, class Fn>
 bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, Fn&& fn) {
   if constexpr (std::is_same_v<S, float>) {
@@ -69,15 +70,16 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
       using C = decltype(c);
       dispatch_tc_head_dim(d, [&](auto head_dim) {
         constexpr int D = decltype(head_dim)::value;
-        using Fw = TcForward<C, S, D>;
-        using Bw = TcBackward<C, S, D>;
-        TORCH_INTERNAL_ASSERT(Fw::Tiling::kCompiled && s.config->threads == Fw::Tiling::kThreads &&
-                                  s.config->cluster == Fw::Tiling::kCluster &&
-                                  s.config->forward_smem_bytes == Fw::smem_bytes() &&
-                                  s.config->backward_smem_bytes == Bw::smem_bytes(),
-                              "flashrnn: the tuner's tensor-core tiling disagrees with the kernels' (",
+        const bool agrees = with_tc_cluster<C::kGates, D>(s.config->cluster, [&](auto cluster) {
+          using Fw = TcForward<C, S, D, decltype(cluster)::value>;
+          using Bw = TcBackward<C, S, D, decltype(cluster)::value>;
+          return Fw::Tiling::kCompiled && s.config->threads == Fw::Tiling::kThreads &&
+                 s.config->forward_smem_bytes == Fw::smem_bytes() &&
+                 s.config->backward_smem_bytes == Bw::smem_bytes();
+        }, false);
+        TORCH_INTERNAL_ASSERT(agrees, "flashrnn: the tuner's tensor-core tiling disagrees with the kernels' (",
                               tune::describe(*s.config), ")");
-        fn(c, head_dim);
+        fn(c, head_dim, s.config->cluster);
         taken = true;
       });
     });
@@ -90,7 +92,7 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
 bool tc_takes(Cell cell, const at::Device& device, at::ScalarType type, int64_t steps, int64_t d) {
   if (type != at::kBFloat16 && type != at::kHalf) return false;
   return dispatch_storage(type, [&](auto s) {
-    return dispatch_tc<decltype(s)>(cell, device, steps, d, [](auto, auto) {});
+    return dispatch_tc<decltype(s)>(cell, device, steps, d, [](auto, auto, int) {});
   });
 }
 
@@ -125,8 +127,8 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (tc) {
-    dispatch_tc<S>(problem.cell, in.wx.device(), in.wx.size(1), in.wx.size(4), [&](auto c, auto d) {
-      check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
+    dispatch_tc<S>(problem.cell, in.wx.device(), in.wx.size(1), in.wx.size(4), [&](auto c, auto d, int cluster) {
+      check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, cluster, stream),
             "tensor-core forward kernel");
     });
   } else {
@@ -146,8 +148,8 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const bool tc = dispatch_tc<S>(problem.cell, saved.states.device(), saved.states.size(0),
-                                 saved.states.size(4), [&](auto c, auto d) {
-    check(tc_launch_backward<decltype(c), S, decltype(d)::value>(p, r_heads, stream),
+                                 saved.states.size(4), [&](auto c, auto d, int cluster) {
+    check(tc_launch_backward<decltype(c), S, decltype(d)::value>(p, r_heads, cluster, stream),
           "tensor-core backward kernel");
   });
   if (!tc)

@@ -39,13 +39,14 @@ inline const char* unsupported_head_dim(int gates, int states, int64_t d, int64_
 }
 
 // The tensor-core kernels (tc_forward.cuh, tc_backward.cuh) for bf16 and fp16
-// storage and the head dims of tc_tiling.h.
+// storage and the head dims of tc_tiling.h, `cluster` CTAs per head (the
+// tuner's choice, tc_launch.cuh).
 template <class Cell, class S, int D>
-cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
+cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads, int cluster,
                               cudaStream_t stream);
 
 template <class Cell, class S, int D>
-cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads,
+cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads, int cluster,
                                cudaStream_t stream);
 
 // The first, FMA kernels (fused_kernels.cuh): every storage type, head dims 16…256.

@@ -26,10 +26,10 @@
 namespace flashrnn::fused {
 
 // kResets: whether a reset mask is given (see tc_forward_kernel).
-template <class Cell, class S, int D, bool kResets>
-__global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
+template <class Cell, class S, int D, int kCluster, bool kResets>
+__global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads) {
-  using K = TcBackward<Cell, S, D>;
+  using K = TcBackward<Cell, S, D, kCluster>;
   constexpr int G = Cell::kGates, NG = K::kGroups, KT = G * D / 16, Dc = K::kCtaDims;
   constexpr int C = Cell::kCache, NS = Cell::kStates;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;

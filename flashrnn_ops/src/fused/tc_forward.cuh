@@ -1,6 +1,5 @@
-// The tensor-core forward: one persistent CTA (or cluster of CTAs, for a head
-// of more than 8 warps) per (head, 16 batch rows) runs all T steps (tiling in
-// tc_tiling.h).
+// The tensor-core forward: one persistent CTA (or cluster of kCluster CTAs)
+// per (head, 16 batch rows) runs all T steps (tiling in tc_tiling.h).
 //
 // Per step:  out[b][(g, d)] = Σ_k h_{t-1}[b][k] · R[g][d][k]
 // as m16n8k16 MMAs with M = the 16 batch rows, N = this warp's (gate, dim)
@@ -27,10 +26,10 @@ namespace flashrnn::fused {
 // kSaves: whether a backward will follow. Without one (inference) a step writes
 // only the output: no fp32 states, gate cache or h_gemm (14 of a thread's 18
 // stores per step at 4 gates).
-template <class Cell, class S, int D, bool kResets, bool kSaves>
-__global__ void __launch_bounds__(TcTiling<Cell::kGates, D>::kThreads)
+template <class Cell, class S, int D, int kCluster, bool kResets, bool kSaves>
+__global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
-  using K = TcForward<Cell, S, D>;
+  using K = TcForward<Cell, S, D, kCluster>;
   constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16, Dc = K::kCtaDims;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<K::Tiling::kCluster>;

@@ -13,44 +13,55 @@
 
 namespace flashrnn::fused {
 
+// `cluster`: the CTAs per head the tuner chose (TcConfig::cluster), one of
+// the two tilings compiled per head dim (tc_cluster_size with and without
+// clusters); any other, or a case whose R exceeds the register cap, is
+// cudaErrorNotSupported (the tuner never selects those: tests/tune).
 // Null p.states (with p.cache and p.h_gemm) asks for the inference forward:
 // only the output is written.
 template <class Cell, class S, int D>
-cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
+cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads, int cluster,
                               cudaStream_t stream) {
-  using K = TcForward<Cell, S, D>;
-  if constexpr (!K::Tiling::kCompiled) {
-    return cudaErrorNotSupported;  // the tuner never selects it (tc_tiling.txt)
-  } else {
-    const bool resets = p.reset.ptr != nullptr, saves = p.states.ptr != nullptr;
-    const auto kernel = resets ? (saves ? tc_forward_kernel<Cell, S, D, true, true>
-                                        : tc_forward_kernel<Cell, S, D, true, false>)
-                               : (saves ? tc_forward_kernel<Cell, S, D, false, true>
-                                        : tc_forward_kernel<Cell, S, D, false, false>);
-    return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads,
-                             stream, K::Tiling::kCluster);
-  }
+  const auto launch = [&](auto c) -> cudaError_t {
+    constexpr int C = decltype(c)::value;
+    using K = TcForward<Cell, S, D, C>;
+    if constexpr (!K::Tiling::kCompiled) {
+      return cudaErrorNotSupported;
+    } else {
+      const bool resets = p.reset.ptr != nullptr, saves = p.states.ptr != nullptr;
+      const auto kernel = resets ? (saves ? tc_forward_kernel<Cell, S, D, C, true, true>
+                                          : tc_forward_kernel<Cell, S, D, C, true, false>)
+                                 : (saves ? tc_forward_kernel<Cell, S, D, C, false, true>
+                                          : tc_forward_kernel<Cell, S, D, C, false, false>);
+      return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads,
+                               stream, C);
+    }
+  };
+  return with_tc_cluster<Cell::kGates, D>(cluster, launch, cudaErrorNotSupported);
 }
 
 template <class Cell, class S, int D>
-cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads,
+cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads, int cluster,
                                cudaStream_t stream) {
-  using K = TcBackward<Cell, S, D>;
-  if constexpr (!K::Tiling::kCompiled) {
-    return cudaErrorNotSupported;
-  } else {
-    return launch_persistent(p.reset.ptr ? tc_backward_kernel<Cell, S, D, true>
-                                         : tc_backward_kernel<Cell, S, D, false>,
-                             K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream,
-                             K::Tiling::kCluster);
-  }
+  const auto launch = [&](auto c) -> cudaError_t {
+    constexpr int C = decltype(c)::value;
+    using K = TcBackward<Cell, S, D, C>;
+    if constexpr (!K::Tiling::kCompiled) {
+      return cudaErrorNotSupported;
+    } else {
+      return launch_persistent(p.reset.ptr ? tc_backward_kernel<Cell, S, D, C, true>
+                                           : tc_backward_kernel<Cell, S, D, C, false>,
+                               K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream, C);
+    }
+  };
+  return with_tc_cluster<Cell::kGates, D>(cluster, launch, cudaErrorNotSupported);
 }
 
 #define FLASHRNN_TC_INSTANTIATE_CELL(CELL, S, D)                                                \
   template cudaError_t tc_launch_forward<cells::CELL, S, D>(const ForwardStepParams<float, S>&, \
-                                                            const S*, cudaStream_t);            \
+                                                            const S*, int, cudaStream_t);       \
   template cudaError_t tc_launch_backward<cells::CELL, S, D>(                                   \
-      const BackwardStepParams<float, S>&, const S*, cudaStream_t);
+      const BackwardStepParams<float, S>&, const S*, int, cudaStream_t);
 
 #define FLASHRNN_TC_INSTANTIATE(S, D)          \
   FLASHRNN_TC_INSTANTIATE_CELL(Lstm, S, D)     \

@@ -2,12 +2,11 @@
 // head. No CUDA, no torch: the launchers, the backend and the tests share it.
 //
 // A CTA runs the head dims [d0, d0 + kCtaDims) of one head for 16 batch rows
-// (the MMA's M) through all T steps. A head of at most 8 warps (64 dims at 4
-// gates, 128 at 1 or 3) is one CTA (d0 = 0); a larger one is split over a
-// thread-block cluster of kCluster CTAs, each keeping its dims' rows of R, and
-// every step each CTA writes its slice of h_t (backward: of δ(R h)) into
-// every CTA's shared tile through distributed shared memory (sm_90,
-// cluster_exchange.cuh).
+// (the MMA's M) through all T steps. A small head is one CTA (d0 = 0); a
+// larger one is split over a thread-block cluster of kCluster CTAs
+// (tc_cluster_size), each keeping its dims' rows of R, and every step each
+// CTA writes its slice of h_t (backward: of δ(R h)) into every CTA's shared
+// tile through distributed shared memory (sm_90, cluster_exchange.cuh).
 // Warp w owns the dims d0 + [8·G_w·w, 8·G_w·(w+1)) where G_w = kDGroupsPerWarp
 // groups of 8, for every gate, so each thread ends a step's MMA holding all
 // gate pre-activations of its own (batch row, head dim) elements: 2 rows ×
@@ -16,53 +15,87 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace flashrnn::fused {
 
 constexpr int kTcRows = 16;  // batch rows per CTA
 
-// A CTA takes at most this many warps; a head that needs more is split over
-// a cluster of CTAs. (One CTA of 16 warps ran a 128-dim LSTM head slower than
-// two of 8: its registers are capped at 128 per thread, and R alone takes 64.)
+// How many warps a CTA takes. At most kTcMaxCtaWarps; on a device with
+// clusters an LSTM or sLSTM head is split further, into CTAs of at most
+// kTcSplitCtaWarps: half the warps per SM halve each scheduler's instruction
+// stream per step (12x64 LSTM forward+backward 4.04 -> 2.94 ms on an H100,
+// docs/kernels.md v9). One CTA of 16 warps was slower still: its registers are
+// capped at 128 per thread, and R alone takes 64 at 128 dims.
 constexpr int kTcMaxCtaWarps = 8;
+constexpr int kTcSplitCtaWarps = 4;
 constexpr int kTcMaxCluster = 8;  // the portable cluster size of sm_90
 // R's B fragments may take at most this many of a thread's 255 registers: the
 // step needs the rest (accumulators, the cell, addresses) to run without spilling.
 constexpr int kTcMaxRRegisters = 128;
 
-// CTAs per head: the fewest (1…8) that split the head's groups of 8·G_w dims
-// evenly into at most kTcMaxCtaWarps warps each; 0 when none does (e.g. 176 =
-// 22 groups of 8).
-constexpr int tc_cluster_size(int gates, int head_dim) {
-  const int groups = gates % 2 == 0 ? 1 : 2, warps = head_dim / (8 * groups);
-  for (int c = 1; c <= kTcMaxCluster; ++c)
-    if (warps % c == 0 && warps / c <= kTcMaxCtaWarps) return c;
+// Warps a whole head takes: one per 8·G_w head dims (G_w = 2 for an odd gate count).
+constexpr int tc_head_warps(int gates, int head_dim) {
+  return head_dim / (8 * (gates % 2 == 0 ? 1 : 2));
+}
+
+// The most warps a CTA of this cell takes on a device with or without clusters.
+constexpr int tc_cta_warp_cap(int gates, bool clusters) {
+  return clusters && gates % 2 == 0 ? kTcSplitCtaWarps : kTcMaxCtaWarps;
+}
+
+// CTAs per head: the fewest (1…8, 1 only without clusters) that split the
+// head's warps evenly into at most tc_cta_warp_cap each; 0 when none does
+// (e.g. 176 = 22 groups of 8, or any head over 8 warps without clusters).
+constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
+  const int warps = tc_head_warps(gates, head_dim), cap = tc_cta_warp_cap(gates, clusters);
+  for (int c = 1; c <= (clusters ? kTcMaxCluster : 1); ++c)
+    if (warps % c == 0 && warps / c <= cap) return c;
   return 0;
 }
 
-template <int kGates, int kHeadDim>
+// The tiling of a head over kCluster CTAs (tc_cluster_size says which the
+// kernels use; fused/instances/ compiles both of a head dim's).
+template <int kGates, int kHeadDim, int kClusterSize>
 struct TcTiling {
+  static_assert(kClusterSize >= 1 && kHeadDim % 16 == 0, "a cluster of CTAs; a multiple of 16");
+  static constexpr int kCluster = kClusterSize;
   static constexpr int kDGroupsPerWarp = kGates % 2 == 0 ? 1 : 2;
-  static constexpr int kCluster = tc_cluster_size(kGates, kHeadDim);
-  static constexpr int kCtaDims = kCluster > 0 ? kHeadDim / kCluster : kHeadDim;
+  static constexpr int kCtaDims = kHeadDim / kCluster;
   static constexpr int kWarps = kCtaDims / (8 * kDGroupsPerWarp);
   static constexpr int kThreads = 32 * kWarps;
   // R as B fragments per thread: G gates × G_w groups × D/16 k-tiles × 2 registers.
   static constexpr int kRRegisters = kGates * kDGroupsPerWarp * kHeadDim / 8;
-  // Whether fused/instances/ compiles this case (the tuner's model agrees: tests/tune).
-  static constexpr bool kCompiled = kCluster > 0 && kRRegisters <= kTcMaxRRegisters;
-  static_assert(kHeadDim % 16 == 0, "the head dim must be a multiple of 16");
-  static_assert(kCluster == 0 || kThreads <= 1024, "at most 32 warps per CTA");
+  // Whether fused/instances/ compiles kernels for it (the tuner's model agrees: tests/tune).
+  static constexpr bool kCompiled = kRRegisters <= kTcMaxRRegisters;
+  static_assert(kThreads <= 1024, "at most 32 warps per CTA");
 };
+
+// Calls fn(std::integral_constant<int, C>{}) for the compiled cluster C of a
+// (gates, head dim) equal to `cluster` (with clusters or without: the two
+// tilings the kernels are compiled for) and returns its result; `otherwise`
+// when `cluster` is neither.
+template <int kGates, int kHeadDim, class Fn, class R>
+R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
+  constexpr int kWith = tc_cluster_size(kGates, kHeadDim, true);
+  constexpr int kWithout = tc_cluster_size(kGates, kHeadDim, false);
+  if constexpr (kWith > 0) {
+    if (cluster == kWith) return fn(std::integral_constant<int, kWith>{});
+  }
+  if constexpr (kWithout > 0 && kWithout != kWith) {
+    if (cluster == kWithout) return fn(std::integral_constant<int, kWithout>{});
+  }
+  return otherwise;
+}
 
 // Shared memory the kernels are laid out for: an H100/H200's opt-in maximum
 // per block. Devices with less (A100: 163 KB) run the cases that fit.
 constexpr int64_t kTcSmemBudget = 227 * 1024;
 
 // The forward's shared memory: a ring of Wx stages and two h tiles.
-template <class Cell, class S, int D>
+template <class Cell, class S, int D, int kCluster>
 struct TcForward {
-  using Tiling = TcTiling<Cell::kGates, D>;
+  using Tiling = TcTiling<Cell::kGates, D, kCluster>;
   static constexpr int kGates = Cell::kGates, kGroups = Tiling::kDGroupsPerWarp;
   static constexpr int kPrefetch = 4, kStages = kPrefetch + 1;
   // Rows padded by 16 bytes so the 8 rows a warp reads at once hit different banks.
@@ -78,9 +111,9 @@ struct TcForward {
 // states(t-1) S·Dc] floats then [16][S·Dc] storage values (the external
 // gradient of states(t)) of the CTA's Dc = kCtaDims dims, and two δ(R h) tiles
 // of the whole head. As many stages in flight as fit.
-template <class Cell, class S, int D>
+template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
-  using Tiling = TcTiling<Cell::kGates, D>;
+  using Tiling = TcTiling<Cell::kGates, D, kCluster>;
   static constexpr int kGates = Cell::kGates, kGroups = Tiling::kDGroupsPerWarp;
   static constexpr int kCtaDims = Tiling::kCtaDims;
   static constexpr int kFloatPitch = (Cell::kCache + Cell::kStates) * kCtaDims + 4;
@@ -99,8 +132,9 @@ struct TcBackward {
   static constexpr int64_t smem_bytes() { return bytes_with(kStages); }
 };
 
-// Head dims the tensor-core kernels are compiled for (fused/instances/).
-// Every multiple of 16 up to 256 that a cluster can split (not 176, 208).
+// Head dims the tensor-core kernels are compiled for (fused/instances/):
+// every multiple of 16 up to 256 but 176 and 208, which no cluster splits (nor
+// 240 at 4 gates: 30 warps in CTAs of at most 4).
 inline constexpr int kTcHeadDims[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192, 224, 240, 256};
 
 inline bool tc_head_dim_compiled(int64_t d) {

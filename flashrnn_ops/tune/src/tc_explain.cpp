@@ -33,8 +33,9 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
   if (c.cluster > 1)
     out << "  cluster  " << c.cluster << " CTAs per head (thread-block cluster, sm_90), "
         << c.cta_dims << " head dims each: the fewest of 2 to 8 that split the head's "
-        << shape.head_dim / (8 * c.d_groups_per_warp)
-        << " warps evenly, at most 8 per CTA\n";
+        << shape.head_dim / (8 * c.d_groups_per_warp) << " warps evenly, at most "
+        << c.cta_warp_cap << " per CTA"
+        << (c.cta_warp_cap < 8 ? " (an even gate count on a device with clusters)" : "") << "\n";
   out << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps; a warp owns "
       << c.d_groups_per_warp << (c.d_groups_per_warp == 1 ? " group" : " groups")
       << " of 8 head dims of every gate (" << g

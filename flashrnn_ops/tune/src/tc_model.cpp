@@ -1,7 +1,9 @@
 #include "flashrnn/tune/tc_model.h"
 
 #include <algorithm>
+#include <string_view>
 
+#include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/problem_parser.h"
 
 namespace flashrnn::tune {
@@ -9,13 +11,13 @@ namespace {
 
 // The variables config() reads, in the order of index_.
 enum Field {
-  kRows, kCluster, kCtaDims, kDGroups, kWarps, kThreads, kBatchTiles, kCtas, kRRegs,
+  kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kThreads, kBatchTiles, kCtas, kRRegs,
   kWorkingRegs, kEstRegs, kFwSmem, kBwSmem, kBwPrefetch, kBwStage, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
-    "rows",         "cluster",  "cta_dims", "d_groups", "warps",       "threads",  "batch_tiles",
-    "ctas",         "r_regs",   "working_regs", "est_regs", "fw_smem", "bw_smem",  "bw_prefetch",
-    "bw_stage"};
+    "rows",     "cta_warp_cap", "cluster",  "cta_dims",     "d_groups", "warps",
+    "threads",  "batch_tiles",  "ctas",     "r_regs",       "working_regs", "est_regs",
+    "fw_smem",  "bw_smem",      "bw_prefetch", "bw_stage"};
 
 // Far above any device: what a case needs when nothing limits it.
 constexpr int64_t kUnlimited = int64_t(1) << 40;
@@ -70,6 +72,11 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
   for (const auto& [name, value] : parameters) problem_.set_parameter(name, value);
   for (const char* name : kFieldNames) index_.push_back(problem_.index_of(name));
   problem_.index_of("compiled_head_dim");
+  for (const char* label : device_rule_labels()) {
+    const auto& cs = problem_.constraints();
+    if (std::none_of(cs.begin(), cs.end(), [&](const Constraint& c) { return c.label == label; }))
+      throw ProblemError(std::string("tc_tiling.txt: no constraint '") + label + "'");
+  }
 }
 
 const std::vector<const char*>& TcTilingModel::limit_parameters() {
@@ -79,8 +86,16 @@ const std::vector<const char*>& TcTilingModel::limit_parameters() {
   return names;
 }
 
-void TcTilingModel::lift_limits() {
-  for (const char* name : limit_parameters()) problem_.set_parameter(name, kUnlimited);
+const std::vector<const char*>& TcTilingModel::device_rule_labels() {
+  static const std::vector<const char*> labels = {"clusters_only_with", "clusters_if_any",
+                                                  "cta_warp_cap_rule"};
+  return labels;
+}
+
+void TcTilingModel::lift_limits(bool keep_device_clusters) {
+  for (const char* name : limit_parameters())
+    if (!keep_device_clusters || std::string_view(name) != "max_cluster")
+      problem_.set_parameter(name, kUnlimited);
   regs_per_thread_ = regs_per_block_ = int(std::min<int64_t>(kUnlimited, 1 << 30));
   const int compiled = problem_.index_of("compiled_head_dim");
   const int head_dim = problem_.index_of("head_dim");
@@ -91,6 +106,7 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   auto get = [&](Field f) { return s.at(index_[f]); };
   TcConfig c;
   c.rows = int(get(kRows));
+  c.cta_warp_cap = int(get(kCtaWarpCap));
   c.cluster = int(get(kCluster));
   c.cta_dims = int(get(kCtaDims));
   c.d_groups_per_warp = int(get(kDGroups));

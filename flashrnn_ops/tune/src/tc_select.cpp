@@ -32,17 +32,16 @@ std::string compiled_head_dims(const Problem& real) {
 
 // The constraints that fix the CTAs per head and the warps (tc_tiling.txt):
 // with bf16/fp16 and a multiple of 16, one of them fails exactly when no
-// cluster splits the head.
+// cluster splits the head (with clusters: the lifted model's tiling).
 bool is_split_label(const std::string& label) {
-  static const char* const kLabels[] = {
-      "head_warp_dims",          "split_warps",
-      "min_ctas_cover",          "min_ctas_fewest",
-      "min_ctas_quotient_floor", "min_ctas_quotient_ceiling",
-      "min_ctas_remainder_rule", "min_ctas_short_if",
-      "min_ctas_short_only_if",  "fewest_ctas",
-      "split_even",              "head_split",
-      "warp_dims"};
+  static const char* const kLabels[] = {"head_warp_dims", "split_warps", "split_even",
+                                        "head_split", "warp_dims"};
   return std::find(std::begin(kLabels), std::end(kLabels), label) != std::end(kLabels);
+}
+
+bool is_device_rule_label(const std::string& label) {
+  const auto& labels = TcTilingModel::device_rule_labels();
+  return std::find(labels.begin(), labels.end(), label) != labels.end();
 }
 
 // The binding constraint in words, with the shape's and the device's numbers.
@@ -63,12 +62,19 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
   } else if (label == "head_dim_mma" || (is_split_label(label) && s.head_dim % 16 != 0)) {
     w << "head dim " << s.head_dim << " is not a multiple of 16 (the MMA's k)";
   } else if (is_split_label(label)) {
-    const int64_t most_warps = parameter("max_split_warps");
+    // Only the lifted model (max_cluster lifted: the tiling with clusters)
+    // fails so: with a solution there, the binding limit is another. Its cap
+    // of a CTA's warps is tc_cta_warp_cap(gates, true).
+    const int64_t cap =
+        g % 2 == 0 ? parameter("split_cta_warps") : parameter("max_cta_warps");
     const int64_t most_ctas = real.variables()[real.index_of("cluster")].domain.max();
     w << "head dim " << s.head_dim << " has no cluster split: its " << s.head_dim << " / "
       << 8 * groups << " = " << s.head_dim / (8 * groups)
-      << " warps do not divide evenly into 2 to " << most_ctas << " CTAs of at most "
-      << most_warps << " warps each";
+      << " warps do not divide evenly into at most " << most_ctas << " CTAs of at most " << cap
+      << " warps each";
+    if (!d.has_clusters())
+      w << " (sm_90's clusters; this device has none, and one CTA takes at most "
+        << parameter("max_cta_warps") << " warps)";
   } else if (label == "cluster_fits" && needs) {
     w << "head dim " << s.head_dim << " needs a thread-block cluster of " << needs->cluster
       << " CTAs (sm_90); ";
@@ -133,6 +139,7 @@ std::vector<std::string> broken_labels(const Problem& real, Assignment values) {
   const int64_t head_dim = values[real.index_of("head_dim")];
   for (size_t i = 0; i < real.constraints().size(); ++i) {
     const Constraint& c = real.constraints()[i];
+    if (is_device_rule_label(c.label)) continue;  // the lifted device's rule, not a limit
     const bool ok = c.label == "head_dim_compiled"
                         ? real.variables()[compiled].domain.contains(head_dim)
                         : holds(c, values);
@@ -145,26 +152,61 @@ std::vector<std::string> broken_labels(const Problem& real, Assignment values) {
 
 TcSelection select_tc_config(const DeviceProps& device, const FusedShape& shape) {
   const TcTilingModel model(device, shape);
-  const SolveResult solved = solve_all(model.problem(), SolveOptions{2, 1u << 16});
+  // The first solution in search order: `cluster` first, fewest first, so the
+  // fewest CTAs that split the head within the device's limits.
+  const SolveResult solved = solve_all(model.problem(), SolveOptions{1, 1u << 16});
   TcSelection selection;
+  // The kernels use the fewest CTAs that split the head on this device whatever
+  // its other limits (tc_cluster_size): the first solution of the model with
+  // every limit but the device's clusters lifted. A larger cluster that merely
+  // fits where the fewest does not is not compiled; and where the case does
+  // not run, this is what the kernels' tiling on this device would need.
+  std::optional<TcConfig> tiling;
+  std::optional<Assignment> tiling_values;
+  auto solve_tiling = [&] {
+    TcTilingModel kernels(device, shape);
+    kernels.lift_limits(/*keep_device_clusters=*/true);
+    const SolveResult r = solve_all(kernels.problem(), SolveOptions{1, 1u << 16});
+    if (!r.solutions.empty()) {
+      tiling_values = r.solutions.front();
+      tiling = kernels.config(*tiling_values);
+    }
+  };
   if (!solved.solutions.empty()) {
-    selection.config = model.config(solved.solutions.front());
-    return selection;
+    const TcConfig config = model.config(solved.solutions.front());
+    // One CTA is the fewest there is; a split head is checked against the tiling.
+    if (config.cluster > 1) solve_tiling();
+    if (config.cluster == 1 || !tiling || tiling->cluster == config.cluster) {
+      selection.config = config;
+      return selection;
+    }
+  } else {
+    solve_tiling();
   }
+  std::vector<std::string> labels;
+  if (tiling) {
+    selection.needs = tiling;
+    labels = broken_labels(model.problem(), *tiling_values);
+  }
+  // No tiling on this device (a head of more than 8 warps without clusters, or
+  // no split at all): what a device with clusters would need, the model with
+  // every limit lifted, max_cluster too.
   TcTilingModel lifted(device, shape);
   lifted.lift_limits();
-  const SolveResult unlimited = solve_all(lifted.problem(), SolveOptions{1, 1u << 16});
-  std::vector<std::string> labels;
-  if (!unlimited.solutions.empty()) {
-    selection.needs = lifted.config(unlimited.solutions.front());
-    labels = broken_labels(model.problem(), unlimited.solutions.front());
+  SolveResult unlimited;
+  if (!tiling) {
+    unlimited = solve_all(lifted.problem(), SolveOptions{1, 1u << 16});
+    if (!unlimited.solutions.empty()) {
+      selection.needs = lifted.config(unlimited.solutions.front());
+      labels = broken_labels(model.problem(), unlimited.solutions.front());
+    }
   }
   // The binding constraint: the first device limit or kernel cap (in the
   // model's order) the case breaks; where no limit is to blame (the storage
   // type, a head dim that is no multiple of 16 or that no cluster splits), the
   // solver's conflict with the limits lifted (the same constraints, indexed alike).
   std::string fallback = "no solution";
-  const bool lifted_conflict = unlimited.solutions.empty() && unlimited.conflict;
+  const bool lifted_conflict = !selection.needs && unlimited.conflict;
   const Problem& conflicting = lifted_conflict ? lifted.problem() : model.problem();
   const std::optional<Conflict>& conflict = lifted_conflict ? unlimited.conflict : solved.conflict;
   if (conflict) {

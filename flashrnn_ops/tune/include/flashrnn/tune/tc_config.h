@@ -11,12 +11,15 @@ namespace flashrnn::tune {
 
 struct TcConfig {
   // Block: a CTA runs `cta_dims` head dims of one head (all gates) for `rows`
-  // batch rows through all steps; a head of more than 8 warps is split over a
-  // thread-block cluster of `cluster` CTAs (sm_90) that exchange h_t and
-  // δ(R h) through distributed shared memory every step.
+  // batch rows through all steps; a head of more than `cta_warp_cap` warps is
+  // split over a thread-block cluster of `cluster` CTAs (sm_90) that exchange
+  // h_t and δ(R h) through distributed shared memory every step.
   int rows = 16;               // kTcRows, the MMA's M
+  int cta_warp_cap = 8;        // tc_cta_warp_cap: the most warps of a CTA, 4 for an even
+                               // gate count (LSTM, sLSTM) on a device with clusters, else 8
   int cluster = 1;             // kCluster, CTAs per head: the fewest of 1…8 with whole
-                               // warps, at most 8 each (tc_cluster_size)
+                               // warps, at most cta_warp_cap each (tc_cluster_size;
+                               // 1 only without clusters)
   int cta_dims = 0;            // kCtaDims = head_dim / cluster
   int d_groups_per_warp = 1;   // groups of 8 head dims per warp: 1 for even gate counts, 2 for odd
   int warps = 0;               // per CTA: cta_dims / (8 · d_groups_per_warp)
@@ -44,8 +47,8 @@ struct TcConfig {
   bool may_spill() const { return estimated_registers > register_cap; }
 };
 
-// One line: "256 threads (8 warps x 1 group of 8 head dims), 12 CTAs (...), R 32
-// registers/thread, ..."; a split head adds "4 CTAs per head (cluster, 64 dims each)".
+// One line: "128 threads (4 warps x 1 group of 8 head dims), ..., 24 CTAs (...), R 32
+// registers/thread, ..."; a split head adds "2 CTAs per head (cluster, 32 dims each)".
 std::string describe(const TcConfig& config);
 
 }  // namespace flashrnn::tune

@@ -37,12 +37,20 @@ class TcTilingModel {
   TcConfig config(const Assignment& solution) const;
   // Lifts the device's limits (limit_parameters()) and the list of compiled
   // head dims, so that a solution says what the case would need (for
-  // explanations): a split head's cluster on a device without clusters, R's
-  // registers above the kernels' cap of 128.
-  void lift_limits();
+  // explanations): a split head's cluster on a device without clusters (the
+  // tiling with clusters: max_cluster lifted means clusters), R's registers
+  // above the kernels' cap of 128. With `keep_device_clusters` the device's
+  // max_cluster stays, and so does the tiling the kernels use on it: the
+  // first solution's cluster is then the kernels' (tc_cluster_size), whatever
+  // the other limits.
+  void lift_limits(bool keep_device_clusters = false);
   // The parameters lift_limits() lifts: the device's registers, shared memory,
   // threads and cluster size, and the kernels' cap on R's registers (max_r_regs).
   static const std::vector<const char*>& limit_parameters();
+  // Labels of the constraints that only derive the device's tiling rule
+  // (whether it has clusters, the warps per CTA): a case cannot break them,
+  // and a lifted solution satisfies them for the lifted device only.
+  static const std::vector<const char*>& device_rule_labels();
 
  private:
   Problem problem_;
