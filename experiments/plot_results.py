@@ -8,7 +8,7 @@ Writes, for whichever inputs exist:
                      alternating, vanilla loop), cuDNN, causal attention of the
                      same shape (SDPA) and the FlashRNN anchors
                      (the kernel figures draw one flashbench run: --flashbench,
-                     default flashbench_v8_all_NVIDIA_H200.json, every sweep)
+                     default flashbench_v9_all_NVIDIA_H200.json, every sweep)
   kernel_batch.png   batch sweep (T=1024): LSTM 12x64 ours; 1x768 ours and cuDNN fp16
   kernel_length.png  sequence-length sweep (B=16, 12x64)
   scan.png           scan op: fraction of the copy-bandwidth floor per case
@@ -163,7 +163,7 @@ def main():
     parser.add_argument("--results", default="experiments/results")
     parser.add_argument("--out", default="experiments/results/plots")
     parser.add_argument("--flashbench", default="", help="a flashbench JSON (default: "
-                        "RESULTS/flashbench_v8_all_NVIDIA_H200.json, every sweep in one run)")
+                        "RESULTS/flashbench_v9_all_NVIDIA_H200.json, every sweep in one run)")
     parser.add_argument("--suite", default="", help="a run_suite.py suite.json")
     args = parser.parse_args()
     try:
@@ -175,7 +175,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     written = []
     records = flashbench_records(args.flashbench or
-                                 os.path.join(args.results, "flashbench_v8_all_NVIDIA_H200.json"))
+                                 os.path.join(args.results, "flashbench_v9_all_NVIDIA_H200.json"))
     if records:
         for name, fn in (("kernel_heads.png", kernel_heads), ("kernel_batch.png", kernel_batch),
                          ("kernel_length.png", kernel_length)):
