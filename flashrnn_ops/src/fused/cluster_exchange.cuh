@@ -8,10 +8,10 @@
 // bytes on that CTA's mbarrier of the tile. A tile is complete, in a CTA, when
 // its mbarrier has counted the whole tile's bytes (all CTAs' slices) and one
 // thread of the CTA has announced them (expect()); wait() blocks until then.
-// No cluster-wide barrier and no memory fence sit on a step's path: the
-// writes of step t into a tile come after their writer waited for step t-1's
-// tile, which every CTA wrote after reading the tile of step t-2 (the one
-// overwritten), so a tile is never overwritten while someone reads it.
+// No cluster-wide barrier and no memory fence sit on a step's path: a CTA
+// writes step t's tile (the one step t-2 wrote) only after waiting for step
+// t-1's tile, which every CTA wrote after its step t-1 had read step t-2's
+// tile, so a tile is never overwritten while someone reads it.
 //
 // Rules the kernels keep: start() before the first store (every CTA's
 // mbarriers are initialised, every CTA runs), and no store into a CTA after
