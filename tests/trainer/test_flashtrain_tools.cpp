@@ -64,9 +64,11 @@ TEST(FlashtrainTune, ExplainsTheChoiceForTheConfigsRecurrentBlocks) {
                                                      "[0-9]+ bf16")))
       << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("chosen: [0-9]+ CTAs"))) << r.output;
-  // The tensor-core kernels the fused backend runs: their tiling on the device.
+  // The tensor-core kernels the fused backend runs: their tiling on the device
+  // (an H200 has clusters: 2 CTAs of 4 warps per 64-dim LSTM head).
   EXPECT_TRUE(contains(r.output, "tensor-core kernels, lstm 12x64 batch")) << r.output;
-  EXPECT_TRUE(contains(r.output, "256 threads = 32 x 8 warps")) << r.output;
+  EXPECT_TRUE(contains(r.output, "2 CTAs per head (thread-block cluster, sm_90)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "128 threads = 32 x 4 warps")) << r.output;
   EXPECT_TRUE(contains(r.output, "ctas_per_head = ")) << r.output;
 
   // Overrides reach the shape; an sLSTM config gets its own cell.
