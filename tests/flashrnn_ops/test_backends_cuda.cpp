@@ -154,7 +154,7 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
         // 160); the tuner may refuse more only for shared memory (A100).
         const int gates = tune::cell_gates(fused::tuner_cell(cell));
         const bool compiled = fused::tc_cluster_size(gates, int(d), device.has_clusters()) > 0 &&
-                              gates * (gates % 2 == 0 ? 1 : 2) * d / 8 <= fused::kTcMaxRRegisters;
+                              fused::tc_compiled(gates, int(d));
         if (!s.config) {
           EXPECT_TRUE(!compiled || !device.has_clusters())
               << describe(c) << ": " << s.reason;

@@ -46,14 +46,6 @@ constexpr Cell tuner_cell() {
   return Cell::kElman;
 }
 
-// Whether fused/instances/ compiles kernels for a (gates, head dim):
-// TcTiling::kCompiled (R's registers within the cap, whatever the cluster) for
-// any head dim, computed at run time (check_case ties the two together).
-bool kernel_compiled(int gates, int head_dim) {
-  const int groups = gates % 2 == 0 ? 1 : 2;
-  return gates * groups * head_dim / 8 <= fused::kTcMaxRRegisters;
-}
-
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -73,7 +65,7 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   using T = TcTiling<C::kGates, D, K>;
   using Fw = TcForward<C, Half16, D, K>;
   using Bw = TcBackward<C, Half16, D, K>;
-  EXPECT_EQ(kernel_compiled(C::kGates, D), T::kCompiled);
+  EXPECT_EQ(fused::tc_compiled(C::kGates, D), T::kCompiled);
   const bool fits = Fw::smem_bytes() <= device.smem_per_block_optin &&
                     Bw::smem_bytes() <= device.smem_per_block_optin;
   const bool runs = T::kCompiled && fits;
@@ -258,7 +250,7 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
           fits = k.forward_smem_bytes <= device.smem_per_block_optin &&
                  k.backward_smem_bytes <= device.smem_per_block_optin;
         }
-        const bool runs = kernel_cluster > 0 && kernel_compiled(gates, d) &&
+        const bool runs = kernel_cluster > 0 && fused::tc_compiled(gates, d) &&
                           fused::tc_head_dim_compiled(d) && fits;
         EXPECT_EQ(s.config.has_value(), runs) << s.reason;
         if (s.config) continue;

@@ -33,15 +33,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   constexpr int G = Cell::kGates, NG = K::kGroups, KT = G * D / 16, Dc = K::kCtaDims;
   constexpr int C = Cell::kCache, NS = Cell::kStates;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
-  using Exchange = ClusterExchange<K::Tiling::kCluster>;
+  using Exchange = ClusterExchange<kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ uint64_t tile_barriers[2];  // the cluster's exchange
   S* delta_tiles = reinterpret_cast<S*>(smem + kStages * K::stage_bytes());  // [2][16][kDeltaPitch]
   const Exchange exchange(smem, tile_barriers, kTcRows * G * D * sizeof(S));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int d0 = int(blockIdx.x % K::Tiling::kCluster) * Dc;
-  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / K::Tiling::kCluster) * kTcRows;
+  const int d0 = int(blockIdx.x % kCluster) * Dc;
+  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
   const auto row = [&](int r) { return lane / 4 + 8 * r; };

@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   using K = TcForward<Cell, S, D, kCluster>;
   constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16, Dc = K::kCtaDims;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
-  using Exchange = ClusterExchange<K::Tiling::kCluster>;
+  using Exchange = ClusterExchange<kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ uint64_t tile_barriers[2];                       // the cluster's exchange
   S* wx_stages = reinterpret_cast<S*>(smem);                  // [kStages][16][kWxPitch]
@@ -41,8 +41,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // The grid's x is (batch tile, CTA of the head's cluster); this CTA's dims start at d0.
-  const int d0 = int(blockIdx.x % K::Tiling::kCluster) * Dc;
-  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / K::Tiling::kCluster) * kTcRows;
+  const int d0 = int(blockIdx.x % kCluster) * Dc;
+  const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   // This thread's elements: rows lane/4 (+8), dims dim(j) (+1) for each group j.
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
@@ -215,11 +215,10 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
         // The last step's h is read by no one; in a cluster the other CTAs may
         // have exited (one CTA per head stores it anyway: a branch less per step).
-        if (more || K::Tiling::kCluster == 1)
+        if (more || kCluster == 1)
           exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
       }
   }
-
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
 }
 

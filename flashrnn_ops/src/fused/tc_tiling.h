@@ -54,6 +54,18 @@ constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
   return 0;
 }
 
+// R's B fragments per thread: G gates × G_w groups × D/16 k-tiles × 2
+// registers, whatever the cluster (a warp keeps its dims' rows over the whole K).
+constexpr int tc_r_registers(int gates, int head_dim) {
+  return gates * (gates % 2 == 0 ? 1 : 2) * head_dim / 8;
+}
+
+// Whether fused/instances/ compiles kernels for a (gates, head dim): R within
+// the register cap (the cluster is tc_cluster_size's question).
+constexpr bool tc_compiled(int gates, int head_dim) {
+  return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters;
+}
+
 // The tiling of a head over kCluster CTAs (tc_cluster_size says which the
 // kernels use; fused/instances/ compiles both of a head dim's).
 template <int kGates, int kHeadDim, int kClusterSize>
@@ -64,10 +76,9 @@ struct TcTiling {
   static constexpr int kCtaDims = kHeadDim / kCluster;
   static constexpr int kWarps = kCtaDims / (8 * kDGroupsPerWarp);
   static constexpr int kThreads = 32 * kWarps;
-  // R as B fragments per thread: G gates × G_w groups × D/16 k-tiles × 2 registers.
-  static constexpr int kRRegisters = kGates * kDGroupsPerWarp * kHeadDim / 8;
+  static constexpr int kRRegisters = tc_r_registers(kGates, kHeadDim);
   // Whether fused/instances/ compiles kernels for it (the tuner's model agrees: tests/tune).
-  static constexpr bool kCompiled = kRRegisters <= kTcMaxRRegisters;
+  static constexpr bool kCompiled = tc_compiled(kGates, kHeadDim);
   static_assert(kThreads <= 1024, "at most 32 warps per CTA");
 };
 
