@@ -46,7 +46,7 @@ nvidia-smi topo -m > "$RUNS/topology.txt" 2>&1 || true
 
 bash scripts/corpus_for_gpu.sh unpack || exit 1
 CORPUS=.data/corpus
-# Unpacks build-bin/flashtrain.gz and checks that it starts against this torch.
+# Unpacks build-bin/flashtrain.xz and checks that it starts against this torch.
 source tests/gpu/prebuilt_flashtrain.sh || exit 1
 export NCCL_DEBUG=WARN NCCL_NVLS_ENABLE=0  # NVLink multicast off (device tool's KINDS.md)
 printf 'name\tconfig\tpurpose\tgpus\tsteps\texit\tseconds\n' > "$RUNS/runs.tsv"

@@ -2,8 +2,8 @@
 # Device run for the cluster-split tensor-core kernels (prebuilt binaries from
 # scripts/pack_gpu_binaries.sh flashrnn_ops_tests flashbench; carry build-bin):
 # the fused GPU tests, compute-sanitizer on a cluster case, the head sweep
-# with the fused backend, and (if build-bin/flashbench_old.gz is there) an A/B
-# of the 12x64 shape against the older build. Logs under $OUT.
+# with the fused backend, and (if build-bin/$OLD.xz is there) an A/B of the
+# SHAPES (default 12x64) against that older build. Logs under $OUT.
 #   bash experiments/flashbench/cluster_probe.sh [tests|sanitize|sweep|ab]...
 set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
@@ -26,10 +26,14 @@ for part in "${parts[@]}"; do
       timeout 200 $RUN flashbench --sweep heads --cells lstm,slstm --backends fused,alternating --baselines on \
         --iters 10 --out "$OUT/heads.json" > "$OUT/heads.txt" 2>&1; echo "sweep rc=$?"
       grep -v skipped "$OUT/heads.txt" | tail -40 ;;
-    ab)
-      [[ -f build-bin/flashbench_old.gz ]] || { echo "no build-bin/flashbench_old.gz"; continue; }
-      timeout 200 python3 experiments/flashbench/ab.py --a "$RUN flashbench_old" --b "$RUN flashbench" --rounds ${ROUNDS:-2} \
-        --out "$OUT/ab.json" -- --shape 16,1024,12,64 --cells lstm,slstm --backends fused --baselines off \
-        --breakdown on > "$OUT/ab.txt" 2>&1; echo "ab rc=$?"; tail -12 "$OUT/ab.txt" ;;
+    ab)  # OLD: the older build's name in build-bin (default flashbench_old); SHAPES: B,T,N,D ...
+      old=${OLD:-flashbench_old}
+      [[ -f build-bin/$old.xz ]] || { echo "no build-bin/$old.xz"; continue; }
+      for shape in ${SHAPES:-16,1024,12,64}; do
+        name="ab_${old}_${shape//,/x}"
+        timeout 300 python3 experiments/flashbench/ab.py --a "$RUN $old" --b "$RUN flashbench" --rounds ${ROUNDS:-2} \
+          --out "$OUT/$name.json" -- --shape "$shape" --cells lstm,slstm --backends fused --baselines off \
+          --breakdown on > "$OUT/$name.txt" 2>&1; echo "$name rc=$?"; tail -8 "$OUT/$name.txt"
+      done ;;
   esac
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine (carry build-bin with flashtrain.gz from scripts/pack_gpu_binaries.sh
+# On the GPU machine (carry build-bin with flashtrain.xz from scripts/pack_gpu_binaries.sh
 # flashtrain): parity with the LSTM, validated in distribution (3..40) and out (40..256),
 # printing the validation records — the check behind experiments/README.md section 3.
 #   [STEPS=2000] bash experiments/tasks/gpu_parity_probe.sh [long|diag|init]

@@ -9,12 +9,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN_DIR="${BIN_DIR:-/tmp/flashtrain-bin}"
 name="$1"; shift
 mkdir -p "$BIN_DIR"
-if [[ ! -x "$BIN_DIR/$name" || build-bin/$name.gz -nt "$BIN_DIR/$name" ]]; then
-  [[ -f build-bin/$name.gz ]] || { echo "build-bin/$name.gz missing: run scripts/pack_gpu_binaries.sh and carry build-bin" >&2; exit 2; }
+packed=build-bin/$name.xz
+if [[ ! -x "$BIN_DIR/$name" || $packed -nt "$BIN_DIR/$name" ]]; then
+  [[ -f $packed ]] || { echo "build-bin/$name.xz missing: run scripts/pack_gpu_binaries.sh and carry build-bin" >&2; exit 2; }
   # Unpacked under a private name and renamed, so runs started together do not
-  # execute a half-written file.
-  gzip -dc "build-bin/$name.gz" > "$BIN_DIR/$name.$$" && chmod +x "$BIN_DIR/$name.$$" &&
-    mv -f "$BIN_DIR/$name.$$" "$BIN_DIR/$name"
+  # execute a half-written file. Python's lzma where the machine has no xz.
+  if command -v xz >/dev/null; then xz -dc "$packed" > "$BIN_DIR/$name.$$"
+  else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$packed" > "$BIN_DIR/$name.$$"
+  fi && chmod +x "$BIN_DIR/$name.$$" && mv -f "$BIN_DIR/$name.$$" "$BIN_DIR/$name"
 fi
 source tests/gpu/torch_env.sh
 exec "$BIN_DIR/$name" "$@"

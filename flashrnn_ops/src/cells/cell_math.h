@@ -32,14 +32,16 @@ template <class T> FLASHRNN_HD T log_sigmoid(T x) {
   return min_(x, T(0)) - log1p_(exp_(-abs_x));
 }
 
-// Math policies: a cell computes its activations through M::exp, M::tanh,
-// M::sigmoid and M::log_sigmoid, M a template parameter of its forward and backward.
+// Math policies: a cell computes its activations and quotients through M::exp,
+// M::tanh, M::sigmoid, M::log_sigmoid and M::divide, M a template parameter of
+// its forward and backward.
 // PreciseMath is libm's: every backend's default and the float64 reference.
 struct PreciseMath {
   template <class T> FLASHRNN_HD static T exp(T x) { return exp_(x); }
   template <class T> FLASHRNN_HD static T tanh(T x) { return tanh_(x); }
   template <class T> FLASHRNN_HD static T sigmoid(T x) { return cells::sigmoid(x); }
   template <class T> FLASHRNN_HD static T log_sigmoid(T x) { return cells::log_sigmoid(x); }
+  template <class T> FLASHRNN_HD static T divide(T a, T b) { return a / b; }
 };
 
 // FastMath uses the GPU's special-function unit (tanh.approx, ex2.approx,
@@ -58,11 +60,14 @@ struct FastMath {
   __device__ __forceinline__ static float log_sigmoid(float x) {
     return fminf(x, 0.f) - __logf(1.f + __expf(-fabsf(x)));
   }
+  // a · rcp.approx(b), 2 ulp for |b| < 2^126 (the IEEE quotient is a subroutine with a slow path).
+  __device__ __forceinline__ static float divide(float a, float b) { return __fdividef(a, b); }
 #else
   template <class T> static T exp(T x) { return exp_(x); }
   template <class T> static T tanh(T x) { return tanh_(x); }
   template <class T> static T sigmoid(T x) { return cells::sigmoid(x); }
   template <class T> static T log_sigmoid(T x) { return cells::log_sigmoid(x); }
+  template <class T> static T divide(T a, T b) { return a / b; }
 #endif
 };
 

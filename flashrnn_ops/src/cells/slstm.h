@@ -12,6 +12,7 @@ struct Slstm {
   static constexpr int kBiases = 4;
   static constexpr int kStates = 4;  // h, c, n, m
   static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
+  static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: a kernel may store one
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,
@@ -29,7 +30,7 @@ struct Slstm {
     const T f_gate = min_(M::exp(log_f + m_prev - m), T(1));
     const T c = f_gate * c_prev + i_gate * z;
     const T n = max_(T(1), f_gate * n_prev + i_gate);
-    s_next[0] = o * c / n;
+    s_next[0] = M::divide(o * c, n);
     s_next[1] = c;
     s_next[2] = n;
     s_next[3] = m;
@@ -46,9 +47,9 @@ struct Slstm {
                                    T* dwx, T* drh, T* db, T* ds_prev) {
     const T i_gate = cache[0], f_gate = cache[1], z = cache[2], o = cache[3], sig_f = cache[4];
     const T c = s_next[1], n = s_next[2];
-    const T h = o * c / n;  // recomputed: the stored h may have been forward-clipped
+    const T h = M::divide(o * c, n);  // recomputed: the stored h may have been forward-clipped
     const T dh = ds[0];
-    const T u = dh / n;
+    const T u = M::divide(dh, n);
     const T dc = ds[1] + o * u;
     const T dn = ds[2] - h * u;
     const T d[4] = {i_gate * (z * dc + dn),

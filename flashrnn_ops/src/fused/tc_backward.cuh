@@ -14,7 +14,8 @@
 // states(t-1), the external gradient of states(t)) does not depend on the
 // recurrence: it is copied into a ring of shared stages with cp.async
 // kPrefetch steps ahead. The carried gradients and δb stay in fp32 registers;
-// δR is one GEMM after the kernel (recurrent_weight_gradient).
+// δR is one GEMM after the kernel (recurrent_weight_gradient; over d_wx when
+// the cell's δ(R h) equals δWx, whose copy the kernel then does not store).
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -134,26 +135,36 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     for (int r = 0; r < 2; ++r)
       if (b0 + row(r) < batch) {
         d_wx_at[j][r] = element_origin(p.d_wx, b0 + row(r), n, dim(j));
-        d_rh_at[j][r] = element_origin(p.d_rh, b0 + row(r), n, dim(j));
+        if constexpr (!Cell::kDrhIsDwx) d_rh_at[j][r] = element_origin(p.d_rh, b0 + row(r), n, dim(j));
       }
 
-  // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ, two accumulator sets to halve the chain.
-  const auto gradient_through_r = [&](int64_t t_next, float (&dh)[NG][4]) {
+  // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ in kChains accumulator sets, so
+  // the dependent MMAs per set are KT / kChains (the forward's: D / 16 per gate).
+  // Four where R leaves registers for them (more spill at 192 dims and up).
+  constexpr int kChains = KT % 4 == 0 && K::Tiling::kRRegisters <= 64 ? 4 : KT % 2 == 0 ? 2 : 1;
+  // With `taken` false dh is 0 but the MMAs still run: then the step has no
+  // branch, and the compiler moves the pointwise part's loads and the cell's
+  // recurrence-free math in between them. (On the last step the tile they
+  // read holds no δ yet; the result is discarded.)
+  const auto gradient_through_r = [&](int64_t t_next, bool taken, float (&dh)[NG][4]) {
     const S* delta = delta_tiles + int(t_next & 1) * kTcRows * K::kDeltaPitch;
-    float acc[2][NG][4] = {};
+    float acc[kChains][NG][4] = {};
 #pragma unroll
     for (int kt = 0; kt < KT; ++kt) {
       uint32_t a[4];
       mma::load_a_fragment(a, delta + 16 * kt, K::kDeltaPitch);
 #pragma unroll
-      for (int j = 0; j < NG; ++j) mma::mma_16816<S>(acc[kt % 2][j], a, r_frag[j][kt]);
+      for (int j = 0; j < NG; ++j) mma::mma_16816<S>(acc[kt % kChains][j], a, r_frag[j][kt]);
     }
 #pragma unroll
     for (int j = 0; j < NG; ++j)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const float g = acc[0][j][c] + acc[1][j][c];
-        dh[j][c] = p.gradient_clip > 0.f ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
+        float g = acc[0][j][c];
+#pragma unroll
+        for (int q = 1; q < kChains; ++q) g += acc[q][j][c];
+        g = p.gradient_clip > 0.f ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
+        dh[j][c] = taken ? g : 0.f;
       }
   };
 
@@ -165,8 +176,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     exchange.expect(t & 1);
 
     const bool last = t + 1 == steps;
-    float dh[NG][4] = {};
-    if (through_r && !last) gradient_through_r(t + 1, dh);
+    float dh[NG][4];
+    gradient_through_r(t + 1, through_r && !last, dh);
 
     const unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
     const float* floats = reinterpret_cast<const float*>(stage);
@@ -228,7 +239,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         for (int g = 0; g < G; ++g) {
           const uint32_t packed = mma::pack<S>(drh[0][g], drh[1][g]);
           if (valid) {
-            *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
+            // When δ(R h) equals δWx the δR GEMM reads d_wx (fused_backend.cpp): half the stores.
+            if constexpr (!Cell::kDrhIsDwx)
+              *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
             *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
           }
           exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, packed);
@@ -239,8 +252,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   __syncthreads();           // δ(R h)_0 is written (one CTA per head)
   exchange.wait(0, filling(0));  // by every CTA of a cluster: the last exchange
 
-  float dh[NG][4] = {};
-  if (through_r) gradient_through_r(0, dh);
+  float dh[NG][4];
+  gradient_through_r(0, through_r, dh);
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
