@@ -18,6 +18,8 @@
 // the cell's δ(R h) equals δWx, whose copy the kernel then does not store).
 #pragma once
 
+#include <type_traits>
+
 #include "fused/cluster_exchange.cuh"
 #include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
@@ -62,33 +64,40 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         r_frag[j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
       }
 
-  // Stage copies: this thread's 16-byte chunks of [row][cache slots, state
-  // slots][Dc] floats and of [row][state slots][Dc] storage values, their
-  // sources fixed at step 0 (states: the step before), null past the batch.
-  constexpr int kFloatChunks = kTcRows * (C + NS) * Dc / 4, kGradChunks = kTcRows * NS * Dc / 8;
-  static_assert(kFloatChunks % kThreads == 0 && kGradChunks % kThreads == 0, "whole chunks");
-  constexpr int kFloatCopies = kFloatChunks / kThreads, kGradCopies = kGradChunks / kThreads;
-  const float* float_from[kFloatCopies];
-  int float_to[kFloatCopies];
-  bool from_states[kFloatCopies];
-#pragma unroll
-  for (int i = 0; i < kFloatCopies; ++i) {
-    const int c = threadIdx.x + i * kThreads;
-    const int r = c / ((C + NS) * Dc / 4), slot = c / (Dc / 4) % (C + NS), part = c % (Dc / 4);
-    const int64_t b = b0 + r;
-    from_states[i] = slot >= C;
-    float_from[i] = b >= batch ? nullptr
-                    : slot < C ? &p.cache.at(0, b, slot, n, d0 + 4 * part)
-                               : &p.states.at(0, b, slot - C, n, d0 + 4 * part) - p.states.time_stride;
-    float_to[i] = r * K::kFloatPitch + slot * Dc + 4 * part;
-  }
+  // Stage copies: this thread's 16-byte chunks of each part of a stage (the
+  // cache and states(t-1) floats of [row][cache slots, state slots][Dc], the
+  // [row][state slots][Dc] storage values), as their source at step 0 and
+  // their offset in the stage. A row past the batch copies the batch's last
+  // row (what it computes is never stored), so no copy needs a predicate, and
+  // each part's step offset is one uniform value: a copy is an add and the copy.
+  constexpr int kCacheCopies = kTcRows * C * Dc / 4 / kThreads, kStateCopies = kTcRows * NS * Dc / 4 / kThreads;
+  constexpr int kGradCopies = kTcRows * NS * Dc / 8 / kThreads;
+  static_assert(kCacheCopies * kThreads == kTcRows * C * Dc / 4 && kStateCopies * kThreads == kTcRows * NS * Dc / 4 &&
+                    kGradCopies * kThreads == kTcRows * NS * Dc / 8,
+                "whole chunks per thread");
+  const auto source_row = [&](int r) { return b0 + r < batch ? b0 + r : batch - 1; };
+  const float *cache_from[kCacheCopies], *state_from[kStateCopies];
   const S* grad_from[kGradCopies];
-  int grad_to[kGradCopies];
+  int cache_to[kCacheCopies], state_to[kStateCopies], grad_to[kGradCopies];
+#pragma unroll
+  for (int i = 0; i < kCacheCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int r = c / (C * Dc / 4), slot = c / (Dc / 4) % C, part = c % (Dc / 4);
+    cache_from[i] = &p.cache.at(0, source_row(r), slot, n, d0 + 4 * part);
+    cache_to[i] = r * K::kFloatPitch + slot * Dc + 4 * part;
+  }
+#pragma unroll
+  for (int i = 0; i < kStateCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int r = c / (NS * Dc / 4), s = c / (Dc / 4) % NS, part = c % (Dc / 4);
+    state_from[i] = &p.states.at(0, source_row(r), s, n, d0 + 4 * part);
+    state_to[i] = r * K::kFloatPitch + (C + s) * Dc + 4 * part;
+  }
 #pragma unroll
   for (int i = 0; i < kGradCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
     const int r = c / (NS * Dc / 8), s = c / (Dc / 8) % NS, part = c % (Dc / 8);
-    grad_from[i] = b0 + r < batch && p.d_states.ptr ? &p.d_states.at(0, b0 + r, s, n, d0 + 8 * part) : nullptr;
+    grad_from[i] = p.d_states.ptr ? &p.d_states.at(0, source_row(r), s, n, d0 + 8 * part) : nullptr;
     grad_to[i] = r * K::kGradPitch + s * Dc + 8 * part;
   }
   const auto fetch = [&](int64_t t) {
@@ -96,16 +105,19 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
       float* floats = reinterpret_cast<float*>(stage);
       S* grads = reinterpret_cast<S*>(stage + kTcRows * K::kFloatPitch * 4);
-      // The same offsets for every thread: computed once, in uniform registers.
-      const int64_t cache_step = t * p.cache.time_stride, states_step = t * p.states.time_stride;
+      const int64_t cache_step = t * p.cache.time_stride;
 #pragma unroll
-      for (int i = 0; i < kFloatCopies; ++i)  // states(t-1) only from step 1 on
-        if (float_from[i] && (t > 0 || !from_states[i]))
-          mma::copy_async_16(floats + float_to[i], float_from[i] + (from_states[i] ? states_step : cache_step));
-      const int64_t grad_step = t * p.d_states.time_stride;
+      for (int i = 0; i < kCacheCopies; ++i) mma::copy_async_16(floats + cache_to[i], cache_from[i] + cache_step);
+      if (t > 0) {  // states(t-1)
+        const int64_t states_step = (t - 1) * p.states.time_stride;
 #pragma unroll
-      for (int i = 0; i < kGradCopies; ++i)
-        if (grad_from[i]) mma::copy_async_16(grads + grad_to[i], grad_from[i] + grad_step);
+        for (int i = 0; i < kStateCopies; ++i) mma::copy_async_16(floats + state_to[i], state_from[i] + states_step);
+      }
+      if (p.d_states.ptr) {
+        const int64_t grad_step = t * p.d_states.time_stride;
+#pragma unroll
+        for (int i = 0; i < kGradCopies; ++i) mma::copy_async_16(grads + grad_to[i], grad_from[i] + grad_step);
+      }
     }
     mma::commit_copies();  // one group per step, empty or not
   };
@@ -142,11 +154,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // the dependent MMAs per set are KT / kChains (the forward's: D / 16 per gate).
   // Four where R leaves registers for them (more spill at 192 dims and up).
   constexpr int kChains = KT % 4 == 0 && K::Tiling::kRRegisters <= 64 ? 4 : KT % 2 == 0 ? 2 : 1;
-  // With `taken` false dh is 0 but the MMAs still run: then the step has no
-  // branch, and the compiler moves the pointwise part's loads and the cell's
-  // recurrence-free math in between them. (On the last step the tile they
-  // read holds no δ yet; the result is discarded.)
-  const auto gradient_through_r = [&](int64_t t_next, bool taken, float (&dh)[NG][4]) {
+  const auto gradient_through_r = [&](int64_t t_next, float (&dh)[NG][4]) {
     const S* delta = delta_tiles + int(t_next & 1) * kTcRows * K::kDeltaPitch;
     float acc[kChains][NG][4] = {};
 #pragma unroll
@@ -163,21 +171,25 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         float g = acc[0][j][c];
 #pragma unroll
         for (int q = 1; q < kChains; ++q) g += acc[q][j][c];
-        g = p.gradient_clip > 0.f ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
-        dh[j][c] = taken ? g : 0.f;
+        dh[j][c] = p.gradient_clip > 0.f ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
       }
   };
 
-  for (int t = int(steps) - 1; t >= 0; --t) {  // the launcher checks T < 2^31
+  // Step t. `last` (t = T-1: nothing comes back through R, d_last comes in) and
+  // `initial` (t = 0: the previous states are s0) are bools in the first and
+  // the final step and std::false_type in the loop between, whose code then
+  // has neither case: their address arithmetic and predicated loads ran every
+  // step (with the per-copy predicates of the fetch, 661 -> 466 instructions
+  // per warp and step at 12x64, docs/kernels.md v10).
+  const auto step = [&](int t, auto last, auto initial) {
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written (one CTA per head)
-    if (t + 1 < steps) exchange.wait((t + 1) & 1, filling(t + 1));  // by every CTA of a cluster
+    if (!last) exchange.wait((t + 1) & 1, filling(t + 1));  // by every CTA of a cluster
     fetch(t - kPrefetch);               // into the stage step t+1 used
     exchange.expect(t & 1);
 
-    const bool last = t + 1 == steps;
-    float dh[NG][4];
-    gradient_through_r(t + 1, through_r && !last, dh);
+    float dh[NG][4] = {};
+    if (through_r && !last) gradient_through_r(t + 1, dh);
 
     const unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
     const float* floats = reinterpret_cast<const float*>(stage);
@@ -191,8 +203,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         const bool valid = b < batch;
         const int d = dim(j);
         const float* f = floats + row(r) * K::kFloatPitch + d - d0;
-        const bool from_initial = t == 0 || (kResets && valid && p.reset.at(b, t));
-        const bool reset_next = kResets && valid && !last && p.reset.at(b, t + 1);
+        const bool from_initial = initial || (kResets && valid && p.reset.at(b, t));
+        const bool reset_next = kResets && !last && valid && p.reset.at(b, t + 1);
         // Both dims of the pair at once: 8-byte shared loads, 4-byte stores.
         float cache[2][C], s_prev[2][NS], ds[2][NS], dwx[2][G], drh[2][G];
         float s_next_prev[NS][2];  // states(t-1): step t-1's s_next
@@ -204,7 +216,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
 #pragma unroll
         for (int s = 0; s < NS; ++s) {
-          const float2 prev = t > 0 ? *reinterpret_cast<const float2*>(f + (C + s) * Dc) : make_float2(0.f, 0.f);
+          const float2 prev = initial ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(f + (C + s) * Dc);
           const float2 ext = p.d_states.ptr ? mma::unpack<S>(*reinterpret_cast<const uint32_t*>(
                                                   grads + row(r) * K::kGradPitch + s * Dc + d - d0))
                                             : make_float2(0.f, 0.f);
@@ -247,13 +259,17 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
           exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, packed);
         }
       }
-  }
+  };
+  const int first = int(steps) - 1;  // the launcher checks T < 2^31
+  step(first, true, first == 0);
+  for (int t = first - 1; t > 0; --t) step(t, std::false_type{}, std::false_type{});
+  if (first > 0) step(0, false, true);
   mma::wait_copies<0>();
   __syncthreads();           // δ(R h)_0 is written (one CTA per head)
   exchange.wait(0, filling(0));  // by every CTA of a cluster: the last exchange
 
-  float dh[NG][4];
-  gradient_through_r(0, through_r, dh);
+  float dh[NG][4] = {};
+  if (through_r) gradient_through_r(0, dh);
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll

@@ -111,7 +111,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       h_gemm_at[j][r] = element_origin(p.h_gemm, b, n, dim(j));
     }
 
-  // Wx copies: this thread's 16-byte chunks of a stage [row][gate][this CTA's Dc dims].
+  // Wx copies: this thread's 16-byte chunks of a stage [row][gate][this CTA's
+  // Dc dims]. A row past the batch copies the batch's last row (what it
+  // computes is never stored), so no copy needs a predicate.
   constexpr int kChunksPerRow = Dc / 8, kChunks = kTcRows * G * kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "whole chunks per thread");
   constexpr int kCopies = kChunks / kThreads;
@@ -121,15 +123,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int i = 0; i < kCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
     const int r = c / (G * kChunksPerRow), g = c / kChunksPerRow % G, part = c % kChunksPerRow;
-    copy_from[i] = b0 + r < batch ? &p.wx.at(0, b0 + r, g, n, d0 + 8 * part) : nullptr;
+    copy_from[i] = &p.wx.at(0, b0 + r < batch ? b0 + r : batch - 1, g, n, d0 + 8 * part);
     copy_to[i] = r * K::kWxPitch + g * Dc + 8 * part;
   }
   const auto fetch_wx = [&](int64_t t) {
     if (t < steps) {
       S* stage = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
+      const int64_t wx_step = t * p.wx.time_stride;
 #pragma unroll
-      for (int i = 0; i < kCopies; ++i)
-        if (copy_from[i]) mma::copy_async_16(stage + copy_to[i], copy_from[i] + t * p.wx.time_stride);
+      for (int i = 0; i < kCopies; ++i) mma::copy_async_16(stage + copy_to[i], copy_from[i] + wx_step);
     }
     mma::commit_copies();  // one group per step, empty or not, so the counting holds
   };
