@@ -192,6 +192,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
           for (int s = 0; s < Cell::kStates; ++s) state[j][r][e][s] = next[s];
         }
         float h_fed[2] = {state[j][r][0][0], state[j][r][1][0]};
+        if (kResets && more && valid && p.reset.at(b, t + 1))
+#pragma unroll
+          for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
+        // h first: the other CTAs of a cluster wait for it, nobody waits for
+        // the global stores. The last step's h is read by no one; in a cluster
+        // the other CTAs may have exited (one CTA per head stores it anyway: a
+        // branch less per step).
+        if (more || kCluster == 1)
+          exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
         if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
@@ -207,18 +216,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
             for (int c = 0; c < Cell::kCache; ++c)
               *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) =
                   make_float2(cache[0][c], cache[1][c]);
-          if (more) {
-            if (kResets && p.reset.at(b, t + 1))
-#pragma unroll
-              for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
-            if (kSaves && h_gemm_at[j][r] != nullptr)
-              *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
-          }
+          if (kSaves && more && h_gemm_at[j][r] != nullptr)
+            *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
         }
-        // The last step's h is read by no one; in a cluster the other CTAs may
-        // have exited (one CTA per head stores it anyway: a branch less per step).
-        if (more || kCluster == 1)
-          exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
       }
   }
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
