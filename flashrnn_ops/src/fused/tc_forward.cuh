@@ -195,12 +195,16 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         if (kResets && more && valid && p.reset.at(b, t + 1))
 #pragma unroll
           for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
-        // h first: the other CTAs of a cluster wait for it, nobody waits for
-        // the global stores. The last step's h is read by no one; in a cluster
-        // the other CTAs may have exited (one CTA per head stores it anyway: a
-        // branch less per step).
-        if (more || kCluster == 1)
+        // In a cluster h goes out before the global stores: the other CTAs
+        // wait for it, nobody waits for those (12x64 LSTM recording forward
+        // -18 %); in one CTA after them (the step's barrier waits for every
+        // thread either way, and 24x32 ran 13-18 % slower so; docs/kernels.md
+        // v10d). The last step's h is read by no one; in a cluster the other
+        // CTAs may have exited (one CTA stores it anyway: a branch less per step).
+        const auto publish_h = [&] {
           exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
+        };
+        if (kCluster > 1 && more) publish_h();
         if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
@@ -219,6 +223,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
           if (kSaves && more && h_gemm_at[j][r] != nullptr)
             *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
         }
+        if (kCluster == 1) publish_h();
       }
   }
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
