@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds test and benchmark executables here (the local build/ tree, the same
 # sources and flags as CI) and packs them xz-compressed into build-bin/ (git-ignored;
-# xz -3 makes flashbench ~17 MB, gzip ~37: two builds fit one 64 MiB carry for an A/B),
+# xz -6 makes flashbench ~13-16 MB, gzip ~37: two builds fit one 64 MiB carry for an A/B),
 # so that a GPU machine runs them without building: carry build-bin, then
 # `bash tests/gpu/run_prebuilt.sh ...` there. The machine there must have the
 # same torch wheel (its libraries are found through its python3).
@@ -17,7 +17,7 @@ rm -rf build-bin && mkdir -p build-bin
 for t in "${targets[@]}"; do
   exe=$(find build -type f -executable -name "$t" -not -path '*/CMakeFiles/*' | head -1)
   [[ -n "$exe" ]] || { echo "no executable for target $t" >&2; exit 1; }
-  xz -T0 -3 -c "$exe" > "build-bin/$t.xz"
+  xz -T0 -6 -c "$exe" > "build-bin/$t.xz"
 done
 { git rev-parse --short HEAD; git diff --quiet HEAD -- flashrnn_ops experiments tests models trainer ||
   echo "+ uncommitted changes"; } > build-bin/commit.txt
