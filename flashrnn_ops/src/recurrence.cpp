@@ -1,7 +1,5 @@
 #include "recurrence.h"
 
-#include <vector>
-
 #include <ATen/ATen.h>
 
 #include "cells/registry.h"
@@ -62,7 +60,7 @@ Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType 
 }
 
 BackwardTensors allocate_backward(const Saved& saved, const OutputGradients& grads,
-                                  at::ScalarType storage, int64_t dh_rec_slots, bool d_rh_buffer) {
+                                  at::ScalarType storage, int64_t dh_rec_slots) {
   const int64_t steps = saved.states.size(0), B = saved.states.size(1);
   const int64_t N = saved.states.size(3), D = saved.states.size(4);
   const int64_t G = saved.r_heads.size(1) / D;
@@ -75,7 +73,7 @@ BackwardTensors allocate_backward(const Saved& saved, const OutputGradients& gra
   b.d_states = external(grads.d_states_all);
   b.d_last = external(grads.d_last);
   b.d_wx = at::empty({B, steps, G, N, D}, s);
-  if (d_rh_buffer) b.d_rh = at::empty({N, steps, B, G, D}, s);
+  b.d_rh = at::empty({N, steps, B, G, D}, s);
   b.d_bias = at::zeros({B, saved.biases, N, D}, c);
   b.d_s0 = at::zeros_like(saved.s0);
   b.carry = at::empty_like(saved.s0);
@@ -90,18 +88,6 @@ at::Tensor recurrent_weight_gradient(const Saved& saved, const at::Tensor& d_rh)
   const at::Tensor d_r_heads = at::bmm(d_rh.view({N, rows, G * D}).transpose(1, 2),
                                        saved.h_gemm.view({rows, N, D}).transpose(0, 1));
   return gates_major(d_r_heads, G).to(saved.r_type);
-}
-
-at::Tensor recurrent_weight_gradient_from_wx(const Saved& saved, const at::Tensor& d_wx) {
-  const int64_t B = d_wx.size(0), steps = d_wx.size(1), G = d_wx.size(2), N = d_wx.size(3), D = d_wx.size(4);
-  // d_wx's rows are (b, t), h_gemm's (t, b): h_gemm (1/Gx of d_wx's bytes) is
-  // copied into d_wx's order; d_wx is read in place, one strided GEMM per gate.
-  const at::Tensor h = saved.h_gemm.view({steps, B, N, D}).transpose(0, 1).reshape({B * steps, N, D});
-  const at::Tensor rows = d_wx.view({B * steps, G, N, D});
-  std::vector<at::Tensor> gates;
-  for (int64_t g = 0; g < G; ++g)  // [N, D, rows] · [N, rows, D]
-    gates.push_back(at::bmm(rows.select(1, g).permute({1, 2, 0}), h.permute({1, 0, 2})));
-  return at::stack(gates).to(saved.r_type);  // [Gx, N, D, D]
 }
 
 }  // namespace flashrnn

@@ -88,15 +88,11 @@ struct BackwardTensors {
   at::Tensor dh_rec;                // [N, K, B, D] in compute: R_kᵀ δ_k, K = dh_rec_slots
 };
 
-// With `d_rh_buffer` false d_rh stays undefined (a kernel that stores only
-// d_wx, for a cell whose δ(R h) equals δWx: cells' kDrhIsDwx).
 BackwardTensors allocate_backward(const Saved& saved, const OutputGradients& grads,
-                                  at::ScalarType storage, int64_t dh_rec_slots, bool d_rh_buffer = true);
+                                  at::ScalarType storage, int64_t dh_rec_slots);
 
 // δR = Σ_{t,b} δ(R h)ᵀ h_gemm as one GEMM per head over all T·B rows, in R's
 // layout [Gx, N, D, D] and dtype.
 at::Tensor recurrent_weight_gradient(const Saved& saved, const at::Tensor& d_rh);
-// The same from d_wx, for a cell whose δ(R h) equals δWx.
-at::Tensor recurrent_weight_gradient_from_wx(const Saved& saved, const at::Tensor& d_wx);
 
 }  // namespace flashrnn

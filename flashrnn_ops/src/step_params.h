@@ -49,7 +49,7 @@ BackwardStepParams<T, S> backward_params(const Problem& problem, const Saved& sa
   p.gradient_clip = static_cast<T>(problem.gradient_recurrent_clip);
   p.carry = slots<T>(b.carry, kBroadcast, 0, 1, 2);
   p.d_wx = slots<S>(b.d_wx, 1, 0, 2, 3);
-  if (b.d_rh.defined()) p.d_rh = slots<S>(b.d_rh, 1, 2, 3, 0);
+  p.d_rh = slots<S>(b.d_rh, 1, 2, 3, 0);
   p.d_bias = slots<T>(b.d_bias, kBroadcast, 0, 1, 2);
   p.d_s0 = slots<T>(b.d_s0, kBroadcast, 0, 1, 2);
   return p;

@@ -11,7 +11,6 @@ struct Elman {
   static constexpr int kBiases = 1;
   static constexpr int kStates = 1;  // h
   static constexpr int kCache = 1;   // h_t before any forward clip
-  static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: a kernel may store one
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

@@ -11,7 +11,6 @@ struct Lstm {
   static constexpr int kBiases = 4;  // slots of b
   static constexpr int kStates = 2;  // h, c
   static constexpr int kCache = 4;   // activated gates i, f, z, o
-  static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: a kernel may store one
 
   // wx: input pre-activations, rh: R·h_{t-1}, bias: b (one value per slot).
   template <class T, class M = PreciseMath>

@@ -12,7 +12,6 @@ struct Slstm {
   static constexpr int kBiases = 4;
   static constexpr int kStates = 4;  // h, c, n, m
   static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
-  static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: a kernel may store one
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

@@ -142,29 +142,22 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
 template <class S>
 Gradients backward_typed(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
   const c10::cuda::CUDAGuard guard(saved.states.device());
-  const at::Device device = saved.states.device();
-  const int64_t steps = saved.states.size(0), d = saved.states.size(4);
-  // The tensor-core backward stores δ(R h) only where it differs from δWx.
-  const bool tc = tc_takes(problem.cell, device, saved.wx_type, steps, d);
-  const bool d_rh_stored =
-      !tc || !cells::dispatch_cell(problem.cell, [](auto c) { return decltype(c)::kDrhIsDwx; });
-  BackwardTensors b = allocate_backward(saved, grads, saved.wx_type, 1, d_rh_stored);
+  BackwardTensors b = allocate_backward(saved, grads, saved.wx_type, 1);
   if (b.d_states.defined()) b.d_states = rows_aligned(b.d_states);
   const auto p = backward_params<float, S>(problem, saved, b);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (tc)
-    dispatch_tc<S>(problem.cell, device, steps, d, [&](auto c, auto head_dim, int cluster) {
-      check(tc_launch_backward<decltype(c), S, decltype(head_dim)::value>(p, r_heads, cluster, stream),
-            "tensor-core backward kernel");
-    });
-  else
+  const bool tc = dispatch_tc<S>(problem.cell, saved.states.device(), saved.states.size(0),
+                                 saved.states.size(4), [&](auto c, auto d, int cluster) {
+    check(tc_launch_backward<decltype(c), S, decltype(d)::value>(p, r_heads, cluster, stream),
+          "tensor-core backward kernel");
+  });
+  if (!tc)
     cells::dispatch_cell(problem.cell, [&](auto c) {
       check(launch_backward<decltype(c), S>(p, r_heads, stream), "backward kernel");
     });
-  const at::Tensor d_r = d_rh_stored ? recurrent_weight_gradient(saved, b.d_rh)
-                                     : recurrent_weight_gradient_from_wx(saved, b.d_wx);
-  return {b.d_wx, d_r, b.d_bias.sum(0).to(saved.b_type), b.d_s0};
+  return {b.d_wx, recurrent_weight_gradient(saved, b.d_rh), b.d_bias.sum(0).to(saved.b_type),
+          b.d_s0};
 }
 
 }  // namespace

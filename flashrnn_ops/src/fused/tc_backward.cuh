@@ -14,8 +14,7 @@
 // states(t-1), the external gradient of states(t)) does not depend on the
 // recurrence: it is copied into a ring of shared stages with cp.async
 // kPrefetch steps ahead. The carried gradients and δb stay in fp32 registers;
-// δR is one GEMM after the kernel (recurrent_weight_gradient; over d_wx when
-// the cell's δ(R h) equals δWx, whose copy the kernel then does not store).
+// δR is one GEMM after the kernel (recurrent_weight_gradient).
 #pragma once
 
 #include <type_traits>
@@ -147,7 +146,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     for (int r = 0; r < 2; ++r)
       if (b0 + row(r) < batch) {
         d_wx_at[j][r] = element_origin(p.d_wx, b0 + row(r), n, dim(j));
-        if constexpr (!Cell::kDrhIsDwx) d_rh_at[j][r] = element_origin(p.d_rh, b0 + row(r), n, dim(j));
+        d_rh_at[j][r] = element_origin(p.d_rh, b0 + row(r), n, dim(j));
       }
 
   // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ in kChains accumulator sets, so
@@ -251,9 +250,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         for (int g = 0; g < G; ++g) {
           const uint32_t packed = mma::pack<S>(drh[0][g], drh[1][g]);
           if (valid) {
-            // When δ(R h) equals δWx the δR GEMM reads d_wx (fused_backend.cpp): half the stores.
-            if constexpr (!Cell::kDrhIsDwx)
-              *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
+            // For LSTM, sLSTM and Elman δ(R h) equals δWx; storing it anyway keeps δR one GEMM
+            // over d_rh's layout (from d_wx it took 4 strided GEMMs, 3.6x the time: v10 notes).
+            *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
             *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
           }
           exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, packed);
