@@ -13,6 +13,7 @@ struct Gru {
   static constexpr int kBiases = 4;  // r, z, n_input, n_recurrent
   static constexpr int kStates = 1;  // h
   static constexpr int kCache = 4;   // r, z, n, R_n·h + b_hn
+  static constexpr unsigned kStatesReadBack = 0b1;  // states backward() reads (bit s): h
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

@@ -11,6 +11,7 @@ struct Lstm {
   static constexpr int kBiases = 4;  // slots of b
   static constexpr int kStates = 2;  // h, c
   static constexpr int kCache = 4;   // activated gates i, f, z, o
+  static constexpr unsigned kStatesReadBack = 0b10;  // states backward() reads (bit s): c
 
   // wx: input pre-activations, rh: R·h_{t-1}, bias: b (one value per slot).
   template <class T, class M = PreciseMath>

@@ -12,6 +12,7 @@ struct Slstm {
   static constexpr int kBiases = 4;
   static constexpr int kStates = 4;  // h, c, n, m
   static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
+  static constexpr unsigned kStatesReadBack = 0b0110;  // states backward() reads (bit s): c and n
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

@@ -27,6 +27,15 @@
 
 namespace flashrnn::fused {
 
+// The state slots a cell's backward reads (Cell::kStatesReadBack, bit s): only
+// those are saved by the recording forward and copied into the stages.
+constexpr int read_state_count(unsigned mask) { return mask ? int(mask & 1u) + read_state_count(mask >> 1) : 0; }
+constexpr int nth_read_state(unsigned mask, int i) {  // the slot of the i-th set bit
+  for (int s = 0; s < 32; ++s)
+    if ((mask >> s & 1u) && i-- == 0) return s;
+  return -1;
+}
+
 // kResets: whether a reset mask is given (see tc_forward_kernel).
 template <class Cell, class S, int D, int kCluster, bool kResets>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
@@ -69,15 +78,18 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // their offset in the stage. A row past the batch copies the batch's last
   // row (what it computes is never stored), so no copy needs a predicate, and
   // each part's step offset is one uniform value: a copy is an add and the copy.
-  constexpr int kCacheCopies = kTcRows * C * Dc / 4 / kThreads, kStateCopies = kTcRows * NS * Dc / 4 / kThreads;
+  // Of the states only the slots the cell's backward reads (NR of NS).
+  constexpr unsigned kRead = Cell::kStatesReadBack;
+  constexpr int NR = read_state_count(kRead);
+  constexpr int kCacheCopies = kTcRows * C * Dc / 4 / kThreads, kStateCopies = kTcRows * NR * Dc / 4 / kThreads;
   constexpr int kGradCopies = kTcRows * NS * Dc / 8 / kThreads;
-  static_assert(kCacheCopies * kThreads == kTcRows * C * Dc / 4 && kStateCopies * kThreads == kTcRows * NS * Dc / 4 &&
+  static_assert(kCacheCopies * kThreads == kTcRows * C * Dc / 4 && kStateCopies * kThreads == kTcRows * NR * Dc / 4 &&
                     kGradCopies * kThreads == kTcRows * NS * Dc / 8,
                 "whole chunks per thread");
   const auto source_row = [&](int r) { return b0 + r < batch ? b0 + r : batch - 1; };
-  const float *cache_from[kCacheCopies], *state_from[kStateCopies];
+  const float *cache_from[kCacheCopies], *state_from[kStateCopies > 0 ? kStateCopies : 1];
   const S* grad_from[kGradCopies];
-  int cache_to[kCacheCopies], state_to[kStateCopies], grad_to[kGradCopies];
+  int cache_to[kCacheCopies], state_to[kStateCopies > 0 ? kStateCopies : 1], grad_to[kGradCopies];
 #pragma unroll
   for (int i = 0; i < kCacheCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
@@ -88,7 +100,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
   for (int i = 0; i < kStateCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
-    const int r = c / (NS * Dc / 4), s = c / (Dc / 4) % NS, part = c % (Dc / 4);
+    const int r = c / (NR * Dc / 4), s = nth_read_state(kRead, c / (Dc / 4) % NR), part = c % (Dc / 4);
     state_from[i] = &p.states.at(0, source_row(r), s, n, d0 + 4 * part);
     state_to[i] = r * K::kFloatPitch + (C + s) * Dc + 4 * part;
   }
@@ -107,7 +119,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       const int64_t cache_step = t * p.cache.time_stride;
 #pragma unroll
       for (int i = 0; i < kCacheCopies; ++i) mma::copy_async_16(floats + cache_to[i], cache_from[i] + cache_step);
-      if (t > 0) {  // states(t-1)
+      if (kStateCopies > 0 && t > 0) {  // states(t-1)
         const int64_t states_step = (t - 1) * p.states.time_stride;
 #pragma unroll
         for (int i = 0; i < kStateCopies; ++i) mma::copy_async_16(floats + state_to[i], state_from[i] + states_step);
@@ -137,7 +149,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       for (int e = 0; e < 2; ++e)
 #pragma unroll
         for (int s = 0; s < NS; ++s)
-          s_next[j][r][e][s] = b0 + row(r) < batch ? p.states.at(steps - 1, b0 + row(r), s, n, dim(j) + e) : 0.f;
+          s_next[j][r][e][s] =
+              (kRead >> s & 1u) && b0 + row(r) < batch ? p.states.at(steps - 1, b0 + row(r), s, n, dim(j) + e) : 0.f;
 
   S *d_wx_at[NG][2] = {}, *d_rh_at[NG][2] = {};
 #pragma unroll
@@ -215,7 +228,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
 #pragma unroll
         for (int s = 0; s < NS; ++s) {
-          const float2 prev = initial ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(f + (C + s) * Dc);
+          const bool copied = (kRead >> s & 1u) && !initial;  // the stage holds the read slots only
+          const float2 prev = copied ? *reinterpret_cast<const float2*>(f + (C + s) * Dc) : make_float2(0.f, 0.f);
           const float2 ext = p.d_states.ptr ? mma::unpack<S>(*reinterpret_cast<const uint32_t*>(
                                                   grads + row(r) * K::kGradPitch + s * Dc + d - d0))
                                             : make_float2(0.f, 0.f);

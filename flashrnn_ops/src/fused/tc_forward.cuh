@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
-            if (kSaves)
+            if (kSaves && (Cell::kStatesReadBack >> s & 1u))  // only what the backward reads
               *reinterpret_cast<float2*>(element_at(states_at[j][r], p.states, t, s)) =
                   make_float2(state[j][r][0][s], state[j][r][1][s]);
             if (out_at[j][r] != nullptr)

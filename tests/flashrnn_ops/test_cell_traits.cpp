@@ -1,0 +1,75 @@
+// The cells' declared traits hold for their equations. kStatesReadBack names
+// the state slots backward() reads; the tensor-core kernels save and reload
+// only those (fused/tc_forward.cuh, tc_backward.cuh), so a slot missing from it
+// must not change the gradients, and a slot in it must.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "cells/registry.h"
+
+namespace flashrnn::testing {
+namespace {
+
+template <class Cell>
+struct BackwardCase {
+  double cache[Cell::kCache], s_prev[Cell::kStates], s_next[Cell::kStates], ds[Cell::kStates];
+
+  explicit BackwardCase(std::mt19937& rng) {
+    std::uniform_real_distribution<double> gate(0.05, 0.95), value(0.5, 2.0);
+    for (double& c : cache) c = gate(rng);  // activated gates lie in (0, 1)
+    for (int s = 0; s < Cell::kStates; ++s) {
+      s_prev[s] = value(rng);
+      s_next[s] = value(rng) + 1.0;  // ≥ 1, as sLSTM's normaliser n is
+      ds[s] = value(rng);
+    }
+  }
+
+  // Every output of backward() in one array.
+  std::array<double, 2 * Cell::kGates + Cell::kBiases + Cell::kStates> outputs() const {
+    double dwx[Cell::kGates], drh[Cell::kGates], db[Cell::kBiases], ds_prev[Cell::kStates];
+    Cell::template backward<double>(cache, s_prev, s_next, ds, dwx, drh, db, ds_prev);
+    std::array<double, 2 * Cell::kGates + Cell::kBiases + Cell::kStates> all{};
+    int i = 0;
+    for (double v : dwx) all[i++] = v;
+    for (double v : drh) all[i++] = v;
+    for (double v : db) all[i++] = v;
+    for (double v : ds_prev) all[i++] = v;
+    return all;
+  }
+};
+
+TEST(CellTraits, StatesReadBackNamesExactlyTheStatesTheBackwardReads) {
+  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman}) {
+    cells::dispatch_cell(cell, [&](auto c) {
+      using C = decltype(c);
+      static_assert(C::kStatesReadBack < (1u << C::kStates), "a bit per state slot");
+      std::mt19937 rng(11);
+      for (int trial = 0; trial < 20; ++trial) {
+        const BackwardCase<C> base(rng);
+        const auto expected = base.outputs();
+        for (int s = 0; s < C::kStates; ++s) {
+          const bool read = C::kStatesReadBack >> s & 1u;
+          BackwardCase<C> changed = base;
+          // Unread: NaN must not reach any output. Read: another value must change one.
+          const double other = read ? base.s_prev[s] + 0.5 : std::numeric_limits<double>::quiet_NaN();
+          changed.s_prev[s] = other;
+          changed.s_next[s] = read ? base.s_next[s] + 0.5 : other;
+          const auto got = changed.outputs();
+          bool differs = false;
+          for (size_t i = 0; i < got.size(); ++i) {
+            if (!read) EXPECT_EQ(got[i], expected[i]) << C::kName << " state " << s << " output " << i;
+            differs = differs || got[i] != expected[i];
+          }
+          if (read) EXPECT_TRUE(differs) << C::kName << " reads state " << s << " by its trait, but no output depends on it";
+        }
+      }
+    });
+  }
+}
+
+}  // namespace
+}  // namespace flashrnn::testing
