@@ -10,8 +10,9 @@
 // double-buffered shared tile of the whole head every warp (of every CTA of
 // the cluster) wrote in step t+1. The MMA leaves
 // dh exactly on the threads that own (b, k) in the pointwise part, so a step
-// needs one barrier. What the pointwise part reads from memory (cache(t),
-// states(t-1), the external gradient of states(t)) does not depend on the
+// needs one barrier. What the pointwise part reads from memory (cache(t), the
+// slots of states(t-1) the cell's backward reads, the external gradient of
+// states(t)) does not depend on the
 // recurrence: it is copied into a ring of shared stages with cp.async
 // kPrefetch steps ahead. The carried gradients and δb stay in fp32 registers;
 // δR is one GEMM after the kernel (recurrent_weight_gradient).

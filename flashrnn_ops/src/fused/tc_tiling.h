@@ -119,9 +119,10 @@ struct TcForward {
 };
 
 // The backward's shared memory: a ring of stages, each [16][cache C·Dc,
-// states(t-1) S·Dc] floats then [16][S·Dc] storage values (the external
-// gradient of states(t)) of the CTA's Dc = kCtaDims dims, and two δ(R h) tiles
-// of the whole head. As many stages in flight as fit.
+// states(t-1) S·Dc (only the slots the cell's backward reads are filled)]
+// floats then [16][S·Dc] storage values (the external gradient of states(t))
+// of the CTA's Dc = kCtaDims dims, and two δ(R h) tiles of the whole head. As
+// many stages in flight as fit.
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
