@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <cmath>
 #include <limits>
 #include <random>
 
@@ -28,11 +27,13 @@ struct BackwardCase {
     }
   }
 
+  using Outputs = std::array<double, 2 * Cell::kGates + Cell::kBiases + Cell::kStates>;
+
   // Every output of backward() in one array.
-  std::array<double, 2 * Cell::kGates + Cell::kBiases + Cell::kStates> outputs() const {
+  Outputs outputs() const {
     double dwx[Cell::kGates], drh[Cell::kGates], db[Cell::kBiases], ds_prev[Cell::kStates];
     Cell::template backward<double>(cache, s_prev, s_next, ds, dwx, drh, db, ds_prev);
-    std::array<double, 2 * Cell::kGates + Cell::kBiases + Cell::kStates> all{};
+    Outputs all{};
     int i = 0;
     for (double v : dwx) all[i++] = v;
     for (double v : drh) all[i++] = v;

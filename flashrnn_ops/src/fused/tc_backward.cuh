@@ -192,8 +192,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // `initial` (t = 0: the previous states are s0) are bools in the first and
   // the final step and std::false_type in the loop between, whose code then
   // has neither case: their address arithmetic and predicated loads ran every
-  // step (with the per-copy predicates of the fetch, 661 -> 466 instructions
-  // per warp and step at 12x64, docs/kernels.md v10).
+  // step (together with the fetch's per-copy predicates, 661 of v10b's
+  // instructions per warp and step at 12x64 became 466: docs/kernels.md v10c).
   const auto step = [&](int t, auto last, auto initial) {
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written (one CTA per head)
