@@ -65,7 +65,10 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   using T = TcTiling<C::kGates, D, K>;
   using Fw = TcForward<C, Half16, D, K>;
   using Bw = TcBackward<C, Half16, D, K>;
-  EXPECT_EQ(fused::tc_compiled(C::kGates, D), T::kCompiled);
+  // R's registers as the forward kernel declares its fragments,
+  // r_frag[G_w][G][D / 16][2], and the cap the instances are compiled under.
+  EXPECT_EQ(T::kRRegisters, T::kDGroupsPerWarp * C::kGates * (D / 16) * 2);
+  EXPECT_EQ(T::kCompiled, T::kRRegisters <= fused::kTcMaxRRegisters);
   const bool fits = Fw::smem_bytes() <= device.smem_per_block_optin &&
                     Bw::smem_bytes() <= device.smem_per_block_optin;
   const bool runs = T::kCompiled && fits;
