@@ -4,6 +4,7 @@
 # the fused GPU tests, compute-sanitizer on a cluster case, the head sweep
 # with the fused backend, and (if build-bin/$OLD.xz is there) an A/B of the
 # SHAPES (default 12x64) against that older build. Logs under $OUT.
+# SANITIZE_FILTER: the gtest filter compute-sanitizer runs (default one cluster case).
 #   bash experiments/flashbench/cluster_probe.sh [tests|sanitize|sweep|ab]...
 set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
@@ -19,7 +20,7 @@ for part in "${parts[@]}"; do
       source tests/gpu/torch_env.sh; export PATH=/usr/local/cuda/bin:$PATH
       for tool in memcheck racecheck; do
         timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 /tmp/flashtrain-bin/flashrnn_ops_tests \
-          --gtest_filter='FusedCuda.ClusterSplitHeadsShortSequences' > "$OUT/sanitizer_$tool.log" 2>&1
+          --gtest_filter="${SANITIZE_FILTER:-FusedCuda.ClusterSplitHeadsShortSequences}" > "$OUT/sanitizer_$tool.log" 2>&1
         echo "compute-sanitizer $tool rc=$?: $(grep -m1 -E '(ERROR|RACECHECK) SUMMARY' "$OUT/sanitizer_$tool.log")"
       done ;;
     sweep)

@@ -151,11 +151,13 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
                                      dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
         // What the kernels are compiled for on this device (tc_tiling.h): a
         // cluster that splits the head, and R within the register cap (GRU to
-        // 160); the tuner may refuse more only for shared memory (A100).
+        // 160; wider LSTM and sLSTM heads run the tensor-core forward only, and
+        // the alternating backward: WideHeadsRunATensorCoreForward); the tuner may refuse more
+        // only for shared memory (A100).
         const int gates = tune::cell_gates(fused::tuner_cell(cell));
         const bool compiled = fused::tc_cluster_size(gates, int(d), device.has_clusters()) > 0 &&
-                              fused::tc_compiled(gates, int(d));
-        if (!s.config) {
+                              fused::tc_backward_compiled(gates, int(d));
+        if (!s.config || !s.config->backward) {
           EXPECT_TRUE(!compiled || !device.has_clusters())
               << describe(c) << ": " << s.reason;
           continue;
@@ -214,6 +216,54 @@ TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {
       EXPECT_TRUE(no_grad.states_all.equal(recorded.states_all.detach())) << to_string(cell);
       EXPECT_TRUE(no_grad.last_states.equal(recorded.last_states.detach())) << to_string(cell);
     }
+}
+
+// LSTM and sLSTM heads over 256 dims, whose R does not fit the registers, run
+// a tensor-core forward with R partly in shared memory (and clusters of up to
+// 16 CTAs): every compiled head dim against float64 without autograd, two
+// with it (their backward is the alternating backend's).
+TEST(FusedCuda, WideHeadsRunATensorCoreForward) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const tune::DeviceProps device = tune::query_cuda_device(c10::cuda::current_device());
+  if (!device.has_clusters()) GTEST_SKIP() << "heads over 256 dims need sm_90's clusters";
+  torch::manual_seed(66);
+  int checked = 0, i = 0;
+  for (Cell cell : {Cell::kLstm, Cell::kSlstm})
+    for (int64_t d : fused::kTcHeadDims) {
+      if (d <= 256) continue;
+      const torch::Dtype dtype = i % 2 ? torch::kHalf : torch::kBFloat16;
+      const RandomCase c{cell, dtype, i % 3 ? 19 : 3, i % 4 ? 41 : 300, 1, d, i % 2 == 0};
+      ++i;
+      SCOPED_TRACE(describe(c));
+      const tune::TcSelection s = tune::select_tc_config(
+          device, tune::FusedShape{fused::tuner_cell(cell), 1, int(d), int(c.B),
+                                   dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
+      ASSERT_TRUE(s.config) << s.reason;
+      EXPECT_FALSE(s.config->backward);  // R over kTcMaxRRegisters
+      EXPECT_EQ(s.config->r_shared_ktiles, fused::tc_shared_r_ktiles(4, int(d)));  // over 168: > 0
+      OpInputs ref = random_inputs(cell, c.B, c.T, 1, d, torch::kDouble, true, torch::kCUDA);
+      if (c.with_reset) ref.options.reset_mask = torch::rand({c.B, c.T}, torch::kCUDA) < 0.05;
+      OpInputs ours = ref;
+      ours.options.backend = Backend::kFused;
+      for (auto [o, r] : {std::pair{&ours.wx, &ref.wx}, {&ours.r, &ref.r}, {&ours.b, &ref.b},
+                          {&ours.initial, &ref.initial}}) {
+        *o = o->to(dtype);
+        *r = o->to(torch::kDouble);  // the reference sees the rounded inputs
+      }
+      poison_allocator();
+      const Result got = ours.run();  // nothing requires a gradient
+      const Result want = ref.run();
+      EXPECT_TRUE(torch::isfinite(got.states_all).all().item<bool>());
+      EXPECT_LT(relative_error(got.states_all, want.states_all), tolerance(dtype));
+      EXPECT_LT(relative_error(got.last_states, want.last_states), tolerance(dtype));
+      ++checked;
+    }
+  EXPECT_GE(checked, 30);  // 17 head dims over 256 per cell (tc_tiling.h)
+
+  // With autograd: the tensor-core recording forward, then the alternating
+  // backend's backward on what it saved.
+  EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kBFloat16, 5, 33, 1, 768, true}, Backend::kFused));
+  EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kHalf, 19, 17, 2, 384, false}, Backend::kFused));
 }
 
 TEST_P(BackendsCudaTest, RunsUnderCudaGraphCapture) {

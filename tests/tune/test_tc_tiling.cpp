@@ -58,6 +58,15 @@ bool is_split_label(const std::string& label) {
   return false;
 }
 
+// Whether some cluster of at most 16 CTAs splits the head evenly into CTAs of
+// at most tc_cta_warp_cap warps: tc_cluster_size's conditions but shared memory.
+bool splits_ignoring_shared_memory(Cell cell, int d) {
+  const int gates = cell_gates(cell), warps = fused::tc_head_warps(gates, d);
+  for (int c = 1; c <= fused::kTcMaxCluster; ++c)
+    if (warps % c == 0 && warps / c <= fused::tc_cta_warp_cap(gates, d, true)) return true;
+  return false;
+}
+
 // The case's selection against the tiling the kernels use on the device,
 // TcTiling<G, D, K> with K = tc_cluster_size(G, D, device.has_clusters()).
 template <class C, int D, int K>
@@ -65,13 +74,23 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   using T = TcTiling<C::kGates, D, K>;
   using Fw = TcForward<C, Half16, D, K>;
   using Bw = TcBackward<C, Half16, D, K>;
-  // R's registers as the forward kernel declares its fragments,
-  // r_frag[G_w][G][D / 16][2], and the cap the instances are compiled under.
+  // R's registers, kRRegisters, as the fragments r_frag[G_w][G][D / 16][2];
+  // the backward compiled where they fit the cap, the forward also over it
+  // for an even gate count, and over kTcSplitRRegisters with its first
+  // kRegisterRKTiles k-tiles in registers, kSharedRKTiles in shared memory.
   EXPECT_EQ(T::kRRegisters, T::kDGroupsPerWarp * C::kGates * (D / 16) * 2);
-  EXPECT_EQ(T::kCompiled, T::kRRegisters <= fused::kTcMaxRRegisters);
+  const bool in_registers = T::kRRegisters <= fused::kTcMaxRRegisters;
+  EXPECT_EQ(T::kBackwardCompiled, in_registers);
+  EXPECT_EQ(T::kForwardCompiled, in_registers || C::kGates % 2 == 0);
+  EXPECT_EQ(T::kSharedRKTiles > 0, C::kGates % 2 == 0 && T::kRRegisters > fused::kTcSplitRRegisters);
+  EXPECT_EQ(T::kRegisterRKTiles + T::kSharedRKTiles, D / 16);
+  if (T::kSharedRKTiles > 0) {
+    EXPECT_LE(2 * C::kGates * T::kRegisterRKTiles, fused::kTcSplitRRegisters);
+    EXPECT_GT(2 * C::kGates * (T::kRegisterRKTiles + 1), fused::kTcSplitRRegisters);
+  }
   const bool fits = Fw::smem_bytes() <= device.smem_per_block_optin &&
-                    Bw::smem_bytes() <= device.smem_per_block_optin;
-  const bool runs = T::kCompiled && fits;
+                    (!T::kBackwardCompiled || Bw::smem_bytes() <= device.smem_per_block_optin);
+  const bool runs = T::kForwardCompiled && fits;
   ASSERT_EQ(bool(s.config), runs) << s.reason;
   // The model may admit larger clusters too; its first solution (what
   // select_tc_config takes) is the kernels' fewest.
@@ -86,7 +105,7 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   ASSERT_TRUE(runs || s.needs) << s.reason;
   const TcConfig& c = runs ? *s.config : *s.needs;
   if (!runs) {
-    if (!T::kCompiled) {
+    if (!T::kForwardCompiled) {
       EXPECT_EQ(s.binding, "r_regs_cap");
       EXPECT_TRUE(contains(s.reason, "R takes " + std::to_string(T::kRRegisters) +
                                          " registers per thread"))
@@ -100,7 +119,7 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   }
 
   EXPECT_EQ(c.rows, kTcRows);
-  EXPECT_EQ(c.cta_warp_cap, fused::tc_cta_warp_cap(C::kGates, device.has_clusters()));
+  EXPECT_EQ(c.cta_warp_cap, fused::tc_cta_warp_cap(C::kGates, D, device.has_clusters()));
   EXPECT_EQ(c.cluster, K);
   EXPECT_EQ(c.cta_dims, T::kCtaDims);
   EXPECT_EQ(c.cta_dims, Fw::kCtaDims);
@@ -121,7 +140,16 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   EXPECT_EQ(int64_t(c.r_registers_per_thread) * 4 * T::kThreads * K,
             int64_t(C::kGates) * D * D * 2);
 
-  EXPECT_EQ(c.forward_smem_bytes, Fw::smem_bytes());
+  if (runs) {  // where it does not, `needs` has every limit lifted, the register cap too
+    EXPECT_EQ(c.backward, T::kBackwardCompiled);
+    EXPECT_EQ(c.r_register_ktiles, T::kRegisterRKTiles);
+    EXPECT_EQ(c.r_shared_ktiles, T::kSharedRKTiles);
+    EXPECT_EQ(c.r_forward_registers, 2 * C::kGates * ng * T::kRegisterRKTiles);
+    EXPECT_EQ(c.forward_prefetch, Fw::kPrefetch);
+    EXPECT_EQ(c.forward_smem_bytes, Fw::smem_bytes());
+    EXPECT_EQ(c.forward_smem_bytes, fused::tc_forward_smem_bytes(C::kGates, D, K));
+    EXPECT_LE(c.forward_smem_bytes, kTcSmemBudget);
+  }
   EXPECT_EQ(c.backward_smem_bytes, Bw::smem_bytes());
   EXPECT_EQ(c.backward_prefetch, Bw::kPrefetch);
   EXPECT_EQ(c.backward_stages, Bw::kStages);
@@ -206,11 +234,12 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   auto value = [&](const char* name) { return p.variables()[p.index_of(name)].domain.min(); };
   EXPECT_EQ(value("rows"), kTcRows);
   EXPECT_EQ(value("smem_budget"), kTcSmemBudget);
-  EXPECT_EQ(value("fw_prefetch"), (TcForward<cells::Lstm, Half16, 64, 1>::kPrefetch));
   EXPECT_EQ(value("max_cta_warps"), fused::kTcMaxCtaWarps);
   EXPECT_EQ(value("split_cta_warps"), fused::kTcSplitCtaWarps);
+  EXPECT_EQ(value("cluster_cap"), fused::kTcMaxCluster);
   EXPECT_EQ(value("max_r_regs"), fused::kTcMaxRRegisters);
-  EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size);
+  EXPECT_EQ(value("split_r_regs"), fused::kTcSplitRRegisters);
+  EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size_nonportable);
   const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
   EXPECT_EQ(cluster.min(), 1);
   EXPECT_EQ(cluster.max(), fused::kTcMaxCluster);
@@ -245,22 +274,34 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
         if (s.config) {
           EXPECT_EQ(s.config->cluster, kernel_cluster);
         }
-        // Runs exactly where the kernels do: a tiling on this device, kCompiled,
-        // a compiled head dim, and shared memory within the device's.
+        // Runs exactly where the kernels do: a tiling on this device, a
+        // compiled forward, a compiled head dim, and shared memory within the
+        // device's (the backward's where it is compiled).
         bool fits = false;
         if (kernel_cluster > 0) {
           const TcConfig& k = kernels.config(tiling.solutions.front());
+          // (the limits lifted include R's register cap, so `backward` says nothing here)
           fits = k.forward_smem_bytes <= device.smem_per_block_optin &&
-                 k.backward_smem_bytes <= device.smem_per_block_optin;
+                 (!fused::tc_backward_compiled(gates, d) || k.backward_smem_bytes <= device.smem_per_block_optin);
         }
-        const bool runs = kernel_cluster > 0 && fused::tc_compiled(gates, d) &&
+        const bool runs = kernel_cluster > 0 && fused::tc_forward_compiled(gates, d) &&
                           fused::tc_head_dim_compiled(d) && fits;
         EXPECT_EQ(s.config.has_value(), runs) << s.reason;
-        if (s.config) continue;
+        if (s.config) {
+          EXPECT_EQ(s.config->backward, fused::tc_backward_compiled(gates, d));
+          continue;
+        }
         // Why not, in words: never the solver's raw conflict.
         EXPECT_FALSE(s.binding.empty());
         EXPECT_FALSE(contains(s.reason, "constraint '")) << s.binding << ": " << s.reason;
-        if (fused::tc_cluster_size(gates, d, true) == 0) {
+        const bool r_split = gates % 2 == 0 && fused::tc_shared_r_ktiles(gates, d) > 0;
+        if (fused::tc_cluster_size(gates, d, true) == 0 && r_split && splits_ignoring_shared_memory(cell, d)) {
+          // A wide head some cluster splits, but none with R's shared part in 227 KiB.
+          EXPECT_EQ(s.binding, "fw_smem_budget");
+          EXPECT_TRUE(contains(s.reason, "no cluster of at most 16 CTAs fits that in 227 KiB")) << s.reason;
+          ASSERT_TRUE(s.needs);
+          EXPECT_GT(s.needs->forward_smem_bytes, kTcSmemBudget);
+        } else if (fused::tc_cluster_size(gates, d, true) == 0) {
           EXPECT_TRUE(is_split_label(s.binding)) << s.binding;
           EXPECT_TRUE(contains(s.reason, "has no cluster split")) << s.reason;
           EXPECT_FALSE(s.needs);
@@ -408,6 +449,31 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->forward_smem_bytes, 38656);
   EXPECT_EQ(s.config->backward_smem_bytes, 100864);
 
+  // LSTM 1x768 (a wide head): 96 warps > 16 CTAs of 4, so the cap is 8. R
+  // takes 4·768/8 = 384 registers per thread > 128: the forward keeps
+  // floor(168 / 8) = 21 of its 48 k-tiles per gate in registers (168) and 27
+  // in shared memory, and there is no backward kernel. 12 CTAs of 8 warps
+  // would need 27·4·256·8 = 221184 B for R's shared part + Wx (one step
+  // ahead: 2 stages) 2·16·(4·64 + 8)·2 = 16896 B + h 2·16·(768 + 8)·2 = 49664 B
+  // = 287744 B > 232448; 16 CTAs of 6 warps (192 threads, 48 dims):
+  // 27·4·192·8 = 165888 + 2·16·(4·48 + 8)·2 = 12800 + 49664 = 228352 B.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cta_warp_cap, 8);
+  EXPECT_EQ(s.config->cluster, 16);
+  EXPECT_EQ(s.config->cta_dims, 48);
+  EXPECT_EQ(s.config->threads, 192);
+  EXPECT_EQ(s.config->ctas, 16);
+  EXPECT_EQ(s.config->r_registers_per_thread, 384);
+  EXPECT_EQ(s.config->r_register_ktiles, 21);
+  EXPECT_EQ(s.config->r_shared_ktiles, 27);
+  EXPECT_EQ(s.config->r_forward_registers, 168);
+  EXPECT_EQ(s.config->forward_prefetch, 1);
+  EXPECT_EQ(s.config->forward_smem_bytes, 228352);
+  EXPECT_FALSE(s.config->backward);
+  EXPECT_TRUE(contains(describe(*s.config), "27 of 48 k-tiles in shared memory")) << describe(*s.config);
+  EXPECT_TRUE(contains(describe(*s.config), "no backward kernel")) << describe(*s.config);
+
   // The same LSTM 12x64 on an A100 (no clusters: the cap is 8, one CTA per
   // head): 8 warps, 64 dims, 256 threads, 12 CTAs; R 32.
   // Forward (5 · 16 · (4·64 + 8) + 2 · 16 · (64 + 8)) · 2 = (21120 + 2304) · 2 = 46848 B.
@@ -458,7 +524,7 @@ TEST(TcTiling, ALargerClusterThatFitsIsNotTheKernels) {
 TEST(TcTiling, InfeasibleCasesSayWhich) {
   const DeviceProps h200 = device_fixture("h200");
   // GRU 256: a cluster of 2 CTAs of 8 warps would do, but R takes 3 gates · 2
-  // groups · 256 / 8 = 192 registers per thread > 128: not compiled (kCompiled).
+  // groups · 256 / 8 = 192 registers per thread > 128: not compiled (kForwardCompiled).
   TcSelection s = select_tc_config(h200, FusedShape{Cell::kGru, 3, 256, 16, DType::kBf16});
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "r_regs_cap");
@@ -472,30 +538,31 @@ TEST(TcTiling, InfeasibleCasesSayWhich) {
   // And R + 68 working registers = 260 > 255.
   EXPECT_GE(s.broken.size(), 2u);
 
-  // LSTM 768: 96 warps of 8 dims; 8 CTAs of at most 4 warps take 32: no cluster.
-  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16});
-  ASSERT_FALSE(s.config);
-  EXPECT_EQ(s.binding, "split_warps");
-  EXPECT_TRUE(contains(s.reason, "head dim 768 has no cluster split: its 768 / 8 = 96 warps do not "
-                                 "divide evenly into at most 8 CTAs of at most 4 warps each"))
-      << s.reason;
-  EXPECT_FALSE(s.needs);
-  // Also R (4·768/8 = 384 registers) and not compiled.
-  ASSERT_EQ(s.broken.size(), 3u);
-  EXPECT_TRUE(contains(s.broken[1], "R takes 384 registers per thread")) << s.broken[1];
-  EXPECT_TRUE(contains(s.broken[2], "head dim 768 is not compiled")) << s.broken[2];
-
-  // LSTM 240: 30 warps; c | 30 with 30 / c <= 4 needs c >= 8, and 8 does not
-  // divide 30 (6 CTAs take 5 each). Compiled (for GRU and Elman), R 120, but no split.
-  s = select_tc_config(h200, Cell::kLstm, 240, 16, DType::kBf16);
+  // LSTM 272: 34 warps of 8 dims; CTAs of at most 4 need 9 or more, and of
+  // 1…16 only 1, 2 (17 warps each) divide 34: no cluster.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 272, 16, DType::kBf16});
   ASSERT_FALSE(s.config);
   EXPECT_TRUE(is_split_label(s.binding)) << s.binding;
-  EXPECT_TRUE(contains(s.reason, "head dim 240 has no cluster split: its 240 / 8 = 30 warps do not "
-                                 "divide evenly into at most 8 CTAs of at most 4 warps each"))
+  EXPECT_TRUE(contains(s.reason, "head dim 272 has no cluster split: its 272 / 8 = 34 warps do not "
+                                 "divide evenly into at most 16 CTAs of at most 4 warps each"))
       << s.reason;
-  // GRU 240: 15 warps of 16 dims, 3 CTAs of 5, but R 3·2·240/8 = 180 > 128.
+  EXPECT_FALSE(s.needs);
+
+  // LSTM 1024: 128 warps, wide (cap 8): 16 CTAs of 8 would split it, but with
+  // 43 of 64 k-tiles of R in shared memory a CTA needs 352 KiB for them alone.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 1024, 16, DType::kBf16});
+  ASSERT_FALSE(s.config);
+  EXPECT_EQ(s.binding, "fw_smem_budget");
+  EXPECT_TRUE(contains(s.reason, "R takes 512 registers per thread (4 gates · 1024 / 8) > 168: the "
+                                 "forward keeps the rest in shared memory, and no cluster of at most 16 "
+                                 "CTAs fits that in 227 KiB per CTA"))
+      << s.reason;
+
+  // GRU 240: 15 warps of 16 dims, 3 CTAs of 5, but R 3·2·240/8 = 180 > 128,
+  // and an odd gate count does not split R.
   s = select_tc_config(h200, Cell::kGru, 240, 16, DType::kBf16);
   EXPECT_EQ(s.binding, "r_regs_cap");
+  EXPECT_TRUE(contains(s.reason, "(an odd gate count keeps R in registers)")) << s.reason;
   ASSERT_TRUE(s.needs);
   EXPECT_EQ(s.needs->cluster, 3);
   // Elman 240: the same 3 CTAs of 5 warps, R 60: it runs.
@@ -503,26 +570,30 @@ TEST(TcTiling, InfeasibleCasesSayWhich) {
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 3);
 
-  // 176 and 208: 22 and 26 warps of 8 (11 and 13 of 16 at an odd gate count)
-  // divide into no 1 to 8 CTAs of at most 4 (8).
-  for (Cell cell : {Cell::kLstm, Cell::kGru})
-    for (int d : {176, 208}) {
-      s = select_tc_config(h200, cell, d, 16, DType::kBf16);
-      ASSERT_FALSE(s.config);
-      EXPECT_EQ(s.binding, "split_even");
-      EXPECT_TRUE(contains(s.reason, "head dim " + std::to_string(d) + " has no cluster split"))
-          << s.reason;
-    }
+  // 176 and 208: 22 and 26 warps of 8, clusters of 11 and 13 CTAs of 2 warps
+  // (over sm_90's portable 8); at an odd gate count 11 and 13 warps of 16
+  // dims, one per CTA, but GRU's R (132, 156 registers) exceeds the cap.
+  for (int d : {176, 208}) {
+    s = select_tc_config(h200, Cell::kLstm, d, 16, DType::kBf16);
+    ASSERT_TRUE(s.config) << s.reason;
+    EXPECT_EQ(s.config->cluster, d / 16);
+    EXPECT_EQ(s.config->warps, 2);
+    EXPECT_TRUE(s.config->backward);
+    s = select_tc_config(h200, Cell::kGru, d, 16, DType::kBf16);
+    ASSERT_FALSE(s.config);
+    EXPECT_EQ(s.binding, "r_regs_cap");
+  }
 
-  // Elman 288 fits every limit (18 warps: a cluster of 3, R 72), but no kernel
-  // is compiled for it.
-  s = select_tc_config(h200, Cell::kElman, 288, 16, DType::kBf16);
+  // Elman 400 fits every limit (25 warps of 16 dims: a cluster of 5, R 100),
+  // but no kernel is compiled for it.
+  s = select_tc_config(h200, Cell::kElman, 400, 16, DType::kBf16);
   EXPECT_EQ(s.binding, "head_dim_compiled");
-  EXPECT_TRUE(contains(s.reason, "head dim 288 is not compiled (the tensor-core kernels have 16, "
-                                 "32, 48, 64, 80, 96, 112, 128, 144, 160, 192, 224, 240, 256)"))
+  EXPECT_TRUE(contains(s.reason, "head dim 400 is not compiled (the tensor-core kernels have 16, "
+                                 "32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, "
+                                 "288, 320,"))
       << s.reason;
   ASSERT_TRUE(s.needs);
-  EXPECT_EQ(s.needs->cluster, 3);
+  EXPECT_EQ(s.needs->cluster, 5);
   s = select_tc_config(h200, Cell::kGru, 72, 16, DType::kBf16);
   EXPECT_EQ(s.binding, "head_dim_mma");
   s = select_tc_config(h200, Cell::kLstm, 64, 16, DType::kFp32);
@@ -561,11 +632,11 @@ TEST(TcTiling, DevicesWithoutClustersRunWholeHeadsOnly) {
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "cluster_fits");
   EXPECT_TRUE(contains(s.reason, "a thread-block cluster of 3 CTAs")) << s.reason;
-  // LSTM 240 splits on no device: the split with clusters is what is reported.
-  s = select_tc_config(a100, Cell::kLstm, 240, 16, DType::kBf16);
+  // LSTM 272 splits on no device: the split with clusters is what is reported.
+  s = select_tc_config(a100, Cell::kLstm, 272, 16, DType::kBf16);
   ASSERT_FALSE(s.config);
   EXPECT_TRUE(is_split_label(s.binding)) << s.binding;
-  EXPECT_TRUE(contains(s.reason, "at most 8 CTAs of at most 4 warps each")) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "at most 16 CTAs of at most 4 warps each")) << s.reason;
   EXPECT_TRUE(contains(s.reason, "this device has none")) << s.reason;
   // Heads of at most 8 warps run there whole, LSTM 64 as one CTA of 8 warps.
   EXPECT_TRUE(select_tc_config(a100, Cell::kElman, 128, 16, DType::kBf16).config);

@@ -8,6 +8,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "alternating/alternating_backend.h"
 #include "cells/registry.h"
 #include "cuda_storage.h"
 #include "fused/fused_launch.h"
@@ -50,21 +51,22 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
 }
 
 // Calls fn(CellType{}, integral_constant<int, D>{}, cluster) and returns true
-// when the tensor-core kernels take the case: the tuner's model of their
-// tiling finds that it fits the device (tc_tiling.txt: bf16/fp16, a compiled
-// head dim, threads, registers, shared memory, the cluster of CTAs per head),
-// and T < 2^31 (they count steps in 32 bits). They launch with the compiled
-// tiling of the tuner's cluster; tests/tune/test_tc_tiling checks the model's
-// numbers against it, and so does the assertion here.
+// when the tensor-core kernel of the direction (`backward` or the forward)
+// takes the case: the tuner's model of their tiling finds that it fits the
+// device (tc_tiling.txt: bf16/fp16, a compiled head dim, threads, registers,
+// shared memory, the cluster of CTAs per head; a backward kernel only where R
+// fits the registers), and T < 2^31 (they count steps in 32 bits). They launch
+// with the compiled tiling of the tuner's cluster; tests/tune/test_tc_tiling
+// checks the model's numbers against it, and so does the assertion here.
 template <class S, class Fn>
-bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, Fn&& fn) {
+bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, bool backward, Fn&& fn) {
   if constexpr (std::is_same_v<S, float>) {
     return false;
   } else {
     if (steps >= (int64_t(1) << 31)) return false;
     const at::ScalarType type = std::is_same_v<S, __half> ? at::kHalf : at::kBFloat16;
     const tune::TcSelection& s = selection(cell, device, type, d);
-    if (!s.config) return false;
+    if (!s.config || (backward && !s.config->backward)) return false;
     bool taken = false;
     cells::dispatch_cell(cell, [&](auto c) {
       using C = decltype(c);
@@ -73,7 +75,8 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
         const bool agrees = with_tc_cluster<C::kGates, D>(s.config->cluster, [&](auto cluster) {
           using Fw = TcForward<C, S, D, decltype(cluster)::value>;
           using Bw = TcBackward<C, S, D, decltype(cluster)::value>;
-          return Fw::Tiling::kCompiled && s.config->threads == Fw::Tiling::kThreads &&
+          return Fw::Tiling::kForwardCompiled && s.config->threads == Fw::Tiling::kThreads &&
+                 s.config->backward == Bw::Tiling::kBackwardCompiled &&
                  s.config->forward_smem_bytes == Fw::smem_bytes() &&
                  s.config->backward_smem_bytes == Bw::smem_bytes();
         }, false);
@@ -89,10 +92,12 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
   }
 }
 
-bool tc_takes(Cell cell, const at::Device& device, at::ScalarType type, int64_t steps, int64_t d) {
+// Whether the tensor-core kernel of the direction takes the case.
+bool tc_takes(Cell cell, const at::Device& device, at::ScalarType type, int64_t steps, int64_t d,
+              bool backward) {
   if (type != at::kBFloat16 && type != at::kHalf) return false;
   return dispatch_storage(type, [&](auto s) {
-    return dispatch_tc<decltype(s)>(cell, device, steps, d, [](auto, auto, int) {});
+    return dispatch_tc<decltype(s)>(cell, device, steps, d, backward, [](auto, auto, int) {});
   });
 }
 
@@ -108,7 +113,7 @@ template <class S>
 ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::cuda::CUDAGuard guard(in.wx.device());
   const at::ScalarType st = in.wx.scalar_type();
-  const bool tc = tc_takes(problem.cell, in.wx.device(), st, in.wx.size(1), in.wx.size(4));
+  const bool tc = tc_takes(problem.cell, in.wx.device(), st, in.wx.size(1), in.wx.size(4), false);
   // The tensor-core kernels keep the state on chip: with no backward to come
   // they write only the user's output, and the per-step buffers get no memory.
   const bool inference = tc && !problem.keep_for_backward;
@@ -127,7 +132,8 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (tc) {
-    dispatch_tc<S>(problem.cell, in.wx.device(), in.wx.size(1), in.wx.size(4), [&](auto c, auto d, int cluster) {
+    dispatch_tc<S>(problem.cell, in.wx.device(), in.wx.size(1), in.wx.size(4), false,
+                   [&](auto c, auto d, int cluster) {
       check(tc_launch_forward<decltype(c), S, decltype(d)::value>(p, r_heads, cluster, stream),
             "tensor-core forward kernel");
     });
@@ -142,14 +148,23 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
 template <class S>
 Gradients backward_typed(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
   const c10::cuda::CUDAGuard guard(saved.states.device());
+  // A head whose forward ran on the tensor cores with no tensor-core backward
+  // (R over the register cap: LSTM and sLSTM over 256 dims) takes the
+  // alternating backend's backward, which reads the same saved tensors (the
+  // state slots the forward leaves unwritten are ones the cell's backward does
+  // not read: Cell::kStatesReadBack).
+  const at::Device device = saved.states.device();
+  const int64_t steps = saved.states.size(0), d = saved.states.size(4);
+  if (!tc_takes(problem.cell, device, saved.wx_type, steps, d, true) &&
+      tc_takes(problem.cell, device, saved.wx_type, steps, d, false))
+    return alternating::backward(problem, saved, grads);
   BackwardTensors b = allocate_backward(saved, grads, saved.wx_type, 1);
   if (b.d_states.defined()) b.d_states = rows_aligned(b.d_states);
   const auto p = backward_params<float, S>(problem, saved, b);
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const bool tc = dispatch_tc<S>(problem.cell, saved.states.device(), saved.states.size(0),
-                                 saved.states.size(4), [&](auto c, auto d, int cluster) {
-    check(tc_launch_backward<decltype(c), S, decltype(d)::value>(p, r_heads, cluster, stream),
+  const bool tc = dispatch_tc<S>(problem.cell, device, steps, d, true, [&](auto c, auto head_dim, int cluster) {
+    check(tc_launch_backward<decltype(c), S, decltype(head_dim)::value>(p, r_heads, cluster, stream),
           "tensor-core backward kernel");
   });
   if (!tc)
@@ -164,7 +179,7 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
 
 bool uses_tensor_cores(Cell cell, const Inputs& in) {
   return in.wx.is_cuda() &&
-         tc_takes(cell, in.wx.device(), in.wx.scalar_type(), in.wx.size(1), in.wx.size(4));
+         tc_takes(cell, in.wx.device(), in.wx.scalar_type(), in.wx.size(1), in.wx.size(4), false);
 }
 
 std::string tensor_core_reason(Cell cell, const Inputs& in) {

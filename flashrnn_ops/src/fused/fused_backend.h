@@ -1,9 +1,11 @@
 // The fused backend: one persistent kernel runs all T steps forward (and one
 // backward), R resident on chip, h kept on chip between steps. bf16/fp16 with
 // the head dims of tc_tiling.h run the tensor-core kernels (R in registers,
-// tc_forward.cuh / tc_backward.cuh); everything else the first, FMA kernels
-// (R in shared memory, fused_kernels.cuh). δR is one GEMM over all T·B rows
-// after the backward.
+// tc_forward.cuh / tc_backward.cuh; an LSTM or sLSTM head too large for them,
+// over 256 dims, runs the tensor-core forward with R partly in shared memory
+// and the alternating backend's backward); everything else the first, FMA
+// kernels (R in shared memory, fused_kernels.cuh). δR is one GEMM over all
+// T·B rows after the backward.
 #pragma once
 
 #include <string>

@@ -1,7 +1,8 @@
 // The one way every fused kernel is launched: a CTA per (tile of `rows` batch
 // rows, head), or a cluster of `cluster` CTAs per (tile, head) laid out along
 // the grid's x, `threads` threads, `smem` bytes of dynamic shared memory (over
-// 48 KB only after raising the kernel's limit, which this does).
+// 48 KB only after raising the kernel's limit, which this does, as it opts in
+// to clusters over 8 CTAs).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,9 +13,12 @@ template <class Params, class S>
 cudaError_t launch_persistent(void (*kernel)(Params, const S*), int threads, int rows,
                               int64_t smem, const Params& p, const S* r_heads,
                               cudaStream_t stream, int cluster = 1) {
-  const cudaError_t status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (status != cudaSuccess) return status;
+  if (cluster > 8) {  // over sm_90's portable size, up to its 16, by opting in
+    status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (status != cudaSuccess) return status;
+  }
   const dim3 grid(unsigned((p.extent.batch + rows - 1) / rows * cluster), unsigned(p.extent.heads));
   if (cluster == 1) {
     kernel<<<grid, threads, smem, stream>>>(p, r_heads);

@@ -30,13 +30,14 @@ template <class Cell, class S, int D, int kCluster, bool kResets, bool kSaves>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
   using K = TcForward<Cell, S, D, kCluster>;
-  constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16, Dc = K::kCtaDims;
+  constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16, KR = K::Tiling::kRegisterRKTiles, Dc = K::kCtaDims;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ uint64_t tile_barriers[2];                       // the cluster's exchange
   S* wx_stages = reinterpret_cast<S*>(smem);                  // [kStages][16][kWxPitch]
   S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;   // [2][16][kHPitch]
+  uint2* r_shared = reinterpret_cast<uint2*>(h_tiles + 2 * kTcRows * K::kHPitch);  // [KT-KR][NG][G][kThreads]
   const Exchange exchange(smem, tile_barriers, kTcRows * D * sizeof(S));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -48,20 +49,30 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
   const auto dim = [&](int j) { return d0 + 8 * (warp * NG + j) + 2 * (lane % 4); };
 
-  // R as B fragments: column (g, d = d0 + 8·group + lane/4), k = 16·kt + 2·(lane%4) (+1, +8, +9).
-  uint32_t r_frag[NG][G][KT][2];
+  // R as B fragments: column (g, d = d0 + 8·group + lane/4), k = 16·kt + 2·(lane%4) (+1, +8, +9);
+  // the first KR k-tiles in registers, the rest (a head too large for them) in
+  // shared memory, where each thread keeps its own: no barrier before they are read.
+  uint32_t r_frag[NG][G][KR][2];
   const S* r_head = r_heads + n * G * D * D;
+  const auto r_at = [&](int j, int g, int kt) {
+    return reinterpret_cast<const uint32_t*>(r_head + int64_t(g * D + d0 + 8 * (warp * NG + j) + lane / 4) * D +
+                                             16 * kt + 2 * (lane % 4));
+  };
+  const auto shared_r = [&](int j, int g, int kt) -> uint2& {
+    return r_shared[((kt - KR) * NG + j) * G * kThreads + g * kThreads + threadIdx.x];
+  };
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int g = 0; g < G; ++g)
+    for (int g = 0; g < G; ++g) {
 #pragma unroll
-      for (int kt = 0; kt < KT; ++kt) {
-        const S* w = r_head + int64_t(g * D + d0 + 8 * (warp * NG + j) + lane / 4) * D + 16 * kt +
-                     2 * (lane % 4);
-        r_frag[j][g][kt][0] = *reinterpret_cast<const uint32_t*>(w);
-        r_frag[j][g][kt][1] = *reinterpret_cast<const uint32_t*>(w + 8);
+      for (int kt = 0; kt < KR; ++kt) {
+        r_frag[j][g][kt][0] = r_at(j, g, kt)[0];
+        r_frag[j][g][kt][1] = r_at(j, g, kt)[4];
       }
+#pragma unroll 4
+      for (int kt = KR; kt < KT; ++kt) shared_r(j, g, kt) = make_uint2(r_at(j, g, kt)[0], r_at(j, g, kt)[4]);
+    }
 
   // Biases and the carried states of the thread's elements, [group][row][dim pair].
   float bias[NG][2][Cell::kBiases];
@@ -147,13 +158,26 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     float acc[NG][G][4] = {};
     const S* h_prev = h_tiles + int((t + 1) & 1) * kTcRows * K::kHPitch;
 #pragma unroll
-    for (int kt = 0; kt < KT; ++kt) {
+    for (int kt = 0; kt < KR; ++kt) {
       uint32_t a[4];
       mma::load_a_fragment(a, h_prev + 16 * kt, K::kHPitch);
 #pragma unroll
       for (int j = 0; j < NG; ++j)
 #pragma unroll
         for (int g = 0; g < G; ++g) mma::mma_16816<S>(acc[j][g], a, r_frag[j][g][kt]);
+    }
+#pragma unroll
+    for (int kt = KR; kt < KT; ++kt) {
+      uint32_t a[4];
+      mma::load_a_fragment(a, h_prev + 16 * kt, K::kHPitch);
+#pragma unroll
+      for (int j = 0; j < NG; ++j)
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const uint2 r = shared_r(j, g, kt);
+          const uint32_t b[2] = {r.x, r.y};
+          mma::mma_16816<S>(acc[j][g], a, b);
+        }
     }
 
     const bool more = t + 1 < int(steps);

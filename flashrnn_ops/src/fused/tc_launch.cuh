@@ -15,8 +15,9 @@ namespace flashrnn::fused {
 
 // `cluster`: the CTAs per head the tuner chose (TcConfig::cluster), one of
 // the two tilings compiled per head dim (tc_cluster_size with and without
-// clusters); any other, or a case whose R exceeds the register cap, is
-// cudaErrorNotSupported (the tuner never selects those: tests/tune).
+// clusters); any other, or a kernel not compiled for the case (tc_tiling.h:
+// tc_forward_compiled, tc_backward_compiled), is cudaErrorNotSupported (the
+// tuner never selects those: tests/tune).
 // Null p.states (with p.cache and p.h_gemm) asks for the inference forward:
 // only the output is written.
 template <class Cell, class S, int D>
@@ -25,7 +26,7 @@ cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_h
   const auto launch = [&](auto c) -> cudaError_t {
     constexpr int C = decltype(c)::value;
     using K = TcForward<Cell, S, D, C>;
-    if constexpr (!K::Tiling::kCompiled) {
+    if constexpr (!K::Tiling::kForwardCompiled) {
       return cudaErrorNotSupported;
     } else {
       const bool resets = p.reset.ptr != nullptr, saves = p.states.ptr != nullptr;
@@ -46,7 +47,7 @@ cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r
   const auto launch = [&](auto c) -> cudaError_t {
     constexpr int C = decltype(c)::value;
     using K = TcBackward<Cell, S, D, C>;
-    if constexpr (!K::Tiling::kCompiled) {
+    if constexpr (!K::Tiling::kBackwardCompiled) {
       return cudaErrorNotSupported;
     } else {
       return launch_persistent(p.reset.ptr ? tc_backward_kernel<Cell, S, D, C, true>

@@ -25,33 +25,35 @@ constexpr int kTcRows = 16;  // batch rows per CTA
 // clusters an LSTM or sLSTM head is split further, into CTAs of at most
 // kTcSplitCtaWarps: half the warps per SM halve each scheduler's instruction
 // stream per step (12x64 LSTM forward+backward 4.04 -> 2.94 ms on an H100,
-// docs/kernels.md v9). One CTA of 16 warps was slower still: its registers are
-// capped at 128 per thread, and R alone takes 64 at 128 dims.
+// docs/kernels.md v9) — unless the head has more warps than the largest
+// cluster of such CTAs holds (over 64: 768 dims are 96 warps). One CTA of 16
+// warps was slower still: its registers are capped at 128 per thread, and R
+// alone takes 64 at 128 dims.
 constexpr int kTcMaxCtaWarps = 8;
 constexpr int kTcSplitCtaWarps = 4;
-constexpr int kTcMaxCluster = 8;  // the portable cluster size of sm_90
+constexpr int kTcPortableCluster = 8;  // sm_90's portable cluster size
+constexpr int kTcMaxCluster = 16;      // its largest, by opting in (launch_persistent)
 // R's B fragments may take at most this many of a thread's 255 registers: the
 // step needs the rest (accumulators, the cell, addresses) to run without spilling.
 constexpr int kTcMaxRRegisters = 128;
+// An LSTM or sLSTM head whose R takes more runs the forward only (the backward
+// needs the rest of the registers; GRU and Elman heads stay within the cap),
+// and where R takes more than this many registers the forward keeps the
+// fragments of its first k-tiles in them and the rest in shared memory, which
+// it reads every step. 168: the 1x768 LSTM forward's shared memory (27 of 48
+// k-tiles, two h tiles, two Wx stages) then fits an H100's 227 KB.
+constexpr int kTcSplitRRegisters = 168;
 
 // Warps a whole head takes: one per 8·G_w head dims (G_w = 2 for an odd gate count).
 constexpr int tc_head_warps(int gates, int head_dim) {
   return head_dim / (8 * (gates % 2 == 0 ? 1 : 2));
 }
 
-// The most warps a CTA of this cell takes on a device with or without clusters.
-constexpr int tc_cta_warp_cap(int gates, bool clusters) {
-  return clusters && gates % 2 == 0 ? kTcSplitCtaWarps : kTcMaxCtaWarps;
-}
-
-// CTAs per head: the fewest (1…8, 1 only without clusters) that split the
-// head's warps evenly into at most tc_cta_warp_cap each; 0 when none does
-// (e.g. 176 = 22 groups of 8, or any head over 8 warps without clusters).
-constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
-  const int warps = tc_head_warps(gates, head_dim), cap = tc_cta_warp_cap(gates, clusters);
-  for (int c = 1; c <= (clusters ? kTcMaxCluster : 1); ++c)
-    if (warps % c == 0 && warps / c <= cap) return c;
-  return 0;
+// The most warps a CTA of this case takes on a device with or without clusters.
+constexpr int tc_cta_warp_cap(int gates, int head_dim, bool clusters) {
+  return clusters && gates % 2 == 0 && tc_head_warps(gates, head_dim) <= kTcSplitCtaWarps * kTcMaxCluster
+             ? kTcSplitCtaWarps
+             : kTcMaxCtaWarps;
 }
 
 // R's B fragments per thread: G gates × G_w groups × D/16 k-tiles × 2
@@ -60,9 +62,53 @@ constexpr int tc_r_registers(int gates, int head_dim) {
   return gates * (gates % 2 == 0 ? 1 : 2) * head_dim / 8;
 }
 
-// Whether fused/instances/ compiles kernels for a (gates, head dim): R within
-// the register cap (the cluster is tc_cluster_size's question).
-constexpr bool tc_compiled(int gates, int head_dim) {
+// Of a thread's D/16 k-tiles of R per gate (an even gate count: one group of 8
+// dims per warp), how many the forward keeps in shared memory: all but
+// kTcSplitRRegisters' worth, none where R fits them (or for an odd gate count).
+constexpr int tc_shared_r_ktiles(int gates, int head_dim) {
+  return tc_r_registers(gates, head_dim) <= kTcSplitRRegisters || gates % 2 != 0
+             ? 0
+             : head_dim / 16 - kTcSplitRRegisters / (2 * gates);
+}
+
+// Shared memory per CTA, all in bytes: what the kernels are laid out for (an
+// H100/H200's opt-in maximum per block; devices with less, such as an A100's
+// 163 KB, run the cases that fit), and the forward's with 2-byte elements
+// (TcForward): a ring of Wx stages of the CTA's dims (one step ahead where R
+// is partly in shared memory, a step being long enough to hide its copy,
+// else four), two h tiles of the whole head, R's shared k-tiles.
+constexpr int64_t kTcSmemBudget = 227 * 1024;
+constexpr int tc_forward_prefetch(int gates, int head_dim) { return tc_shared_r_ktiles(gates, head_dim) > 0 ? 1 : 4; }
+constexpr int64_t tc_forward_smem_bytes(int gates, int head_dim, int cluster) {
+  const int cta_dims = head_dim / cluster, groups = gates % 2 == 0 ? 1 : 2;
+  const int threads = 32 * cta_dims / (8 * groups);
+  const int64_t wx_stages = int64_t(tc_forward_prefetch(gates, head_dim) + 1) * kTcRows * (gates * cta_dims + 8) * 2;
+  const int64_t h_tiles = 2 * kTcRows * (head_dim + 8) * 2;
+  return wx_stages + h_tiles + int64_t(tc_shared_r_ktiles(gates, head_dim)) * groups * gates * threads * 8;
+}
+
+// CTAs per head: the fewest (1…16, 1 only without clusters) that split the
+// head's warps evenly into at most tc_cta_warp_cap each and whose forward's
+// shared memory fits kTcSmemBudget (a 768-dim LSTM head: 16 CTAs of 6 warps,
+// 12 of 8 would need 275 KB); 0 when none does (e.g. 272 = 34 groups of 8, or
+// any head over 8 warps without clusters).
+constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
+  const int warps = tc_head_warps(gates, head_dim), cap = tc_cta_warp_cap(gates, head_dim, clusters);
+  for (int c = 1; c <= (clusters ? kTcMaxCluster : 1); ++c)
+    if (warps % c == 0 && warps / c <= cap && tc_forward_smem_bytes(gates, head_dim, c) <= kTcSmemBudget) return c;
+  return 0;
+}
+
+// Whether fused/instances/ compiles the forward kernel for a (gates, head dim):
+// R within the register cap, or split between registers and shared memory
+// for an even gate count (whether the shared memory fits the device is the
+// launcher's and the tuner's question, the cluster tc_cluster_size's).
+constexpr bool tc_forward_compiled(int gates, int head_dim) {
+  return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters || gates % 2 == 0;
+}
+
+// Whether fused/instances/ compiles the backward kernel: R within the register cap.
+constexpr bool tc_backward_compiled(int gates, int head_dim) {
   return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters;
 }
 
@@ -77,8 +123,12 @@ struct TcTiling {
   static constexpr int kWarps = kCtaDims / (8 * kDGroupsPerWarp);
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kRRegisters = tc_r_registers(kGates, kHeadDim);
-  // Whether fused/instances/ compiles kernels for it (the tuner's model agrees: tests/tune).
-  static constexpr bool kCompiled = tc_compiled(kGates, kHeadDim);
+  // The forward's k-tiles of R per (gate, group) in shared memory, and in registers.
+  static constexpr int kSharedRKTiles = tc_shared_r_ktiles(kGates, kHeadDim);
+  static constexpr int kRegisterRKTiles = kHeadDim / 16 - kSharedRKTiles;
+  // Whether fused/instances/ compiles the kernels (the tuner's model agrees: tests/tune).
+  static constexpr bool kForwardCompiled = tc_forward_compiled(kGates, kHeadDim);
+  static constexpr bool kBackwardCompiled = tc_backward_compiled(kGates, kHeadDim);
   static_assert(kThreads <= 1024, "at most 32 warps per CTA");
 };
 
@@ -99,23 +149,25 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
   return otherwise;
 }
 
-// Shared memory the kernels are laid out for: an H100/H200's opt-in maximum
-// per block. Devices with less (A100: 163 KB) run the cases that fit.
-constexpr int64_t kTcSmemBudget = 227 * 1024;
-
-// The forward's shared memory: a ring of Wx stages and two h tiles.
+// The forward's shared memory (tc_forward_smem_bytes): a ring of Wx stages,
+// two h tiles and R's shared k-tiles.
 template <class Cell, class S, int D, int kCluster>
 struct TcForward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
   static constexpr int kGates = Cell::kGates, kGroups = Tiling::kDGroupsPerWarp;
-  static constexpr int kPrefetch = 4, kStages = kPrefetch + 1;
+  static constexpr int kPrefetch = tc_forward_prefetch(kGates, D), kStages = kPrefetch + 1;
   // Rows padded by 16 bytes so the 8 rows a warp reads at once hit different banks.
   static constexpr int kCtaDims = Tiling::kCtaDims;
   static constexpr int kWxPitch = kGates * kCtaDims + 8;  // elements per batch row of a stage (this CTA's dims)
   static constexpr int kHPitch = D + 8;                   // h of the whole head
+  // R's shared k-tiles as B fragments, [k-tile][group][gate][thread] of 8 bytes:
+  // a warp reads 256 contiguous bytes per fragment.
+  static constexpr int64_t kSharedRBytes = int64_t(Tiling::kSharedRKTiles) * kGroups * kGates * Tiling::kThreads * 8;
   static constexpr int64_t smem_bytes() {
-    return int64_t(kStages * kTcRows * kWxPitch + 2 * kTcRows * kHPitch) * int64_t(sizeof(S));
+    return int64_t(kStages * kTcRows * kWxPitch + 2 * kTcRows * kHPitch) * int64_t(sizeof(S)) + kSharedRBytes;
   }
+  static_assert(sizeof(S) != 2 || smem_bytes() == tc_forward_smem_bytes(kGates, D, kCluster),
+                "the layout tc_cluster_size counts");
 };
 
 // The backward's shared memory: a ring of stages, each [16][cache C·Dc,
@@ -144,10 +196,12 @@ struct TcBackward {
   static constexpr int64_t smem_bytes() { return bytes_with(kStages); }
 };
 
-// Head dims the tensor-core kernels are compiled for (fused/instances/):
-// every multiple of 16 up to 256 but 176 and 208, which no cluster splits (nor
-// 240 at 4 gates: 30 warps in CTAs of at most 4).
-inline constexpr int kTcHeadDims[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192, 224, 240, 256};
+// Head dims the tensor-core kernels are compiled for (fused/instances/): every
+// multiple of 16 up to 256, and over it those an LSTM or sLSTM head can be
+// split into (at most 16 CTAs, tc_cluster_size; forward only, R partly in
+// shared memory). The others over 256 (272, 304, ...) have no even split.
+inline constexpr int kTcHeadDims[] = {16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+                                      288, 320, 336, 352, 384, 416, 448, 480, 512, 528, 560, 576, 624, 640, 672, 720, 768};
 
 inline bool tc_head_dim_compiled(int64_t d) {
   for (int v : kTcHeadDims)

@@ -13,10 +13,17 @@ std::string describe(const TcConfig& c) {
     s << c.cluster << " CTAs per head (cluster, " << c.cta_dims << " dims each), ";
   s << c.ctas << " CTAs (" << c.batch_tiles << " x " << c.rows << " batch rows"
     << (c.cluster > 1 ? " x " + std::to_string(c.cluster) : std::string()) << " per head), R "
-    << c.r_registers_per_thread << " registers/thread (~" << c.estimated_registers
-    << " in all, cap " << c.register_cap << "), shared memory forward " << c.forward_smem_bytes
-    << " B, backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ", "
-    << c.backward_stages << " stages)";
+    << c.r_registers_per_thread << " registers/thread";
+  if (c.r_shared_ktiles > 0)
+    s << " (forward: " << c.r_forward_registers << " in registers, " << c.r_shared_ktiles << " of "
+      << c.r_register_ktiles + c.r_shared_ktiles << " k-tiles in shared memory)";
+  s << " (~" << c.estimated_registers << " in all, cap " << c.register_cap
+    << "), shared memory forward " << c.forward_smem_bytes << " B (prefetch " << c.forward_prefetch << "), ";
+  if (c.backward)
+    s << "backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ", "
+      << c.backward_stages << " stages)";
+  else
+    s << "no backward kernel (R is not in registers)";
   return s.str();
 }
 

@@ -32,10 +32,11 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
   out << "run\n";
   if (c.cluster > 1)
     out << "  cluster  " << c.cluster << " CTAs per head (thread-block cluster, sm_90), "
-        << c.cta_dims << " head dims each: the fewest of 2 to 8 that split the head's "
+        << c.cta_dims << " head dims each: the fewest of 2 to 16 that split the head's "
         << shape.head_dim / (8 * c.d_groups_per_warp) << " warps evenly, at most "
         << c.cta_warp_cap << " per CTA"
-        << (c.cta_warp_cap < 8 ? " (an even gate count on a device with clusters)" : "") << "\n";
+        << (c.cta_warp_cap < 8 ? " (an even gate count on a device with clusters)" : "")
+        << (c.r_shared_ktiles > 0 ? ", with the forward in 227 KiB of shared memory" : "") << "\n";
   out << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps; a warp owns "
       << c.d_groups_per_warp << (c.d_groups_per_warp == 1 ? " group" : " groups")
       << " of 8 head dims of every gate (" << g
@@ -48,8 +49,13 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
       << "  registers/thread  R " << c.r_registers_per_thread << " = " << g << "·"
       << shape.head_dim << "·" << shape.head_dim << "·" << e << " B / (4 B x " << c.threads
       << " threads" << (c.cluster > 1 ? " x " + std::to_string(c.cluster) + " CTAs" : std::string())
-      << "), + at least " << c.working_registers << " working = "
-      << c.r_registers_per_thread + c.working_registers << " of cap " << c.register_cap
+      << ")";
+  if (c.r_shared_ktiles > 0)
+    out << "; the forward keeps " << c.r_forward_registers << " of them in registers ("
+        << c.r_register_ktiles << " of " << c.r_register_ktiles + c.r_shared_ktiles
+        << " k-tiles per gate) and " << c.r_shared_ktiles << " k-tiles in shared memory";
+  out << ", + at least " << c.working_registers << " working = "
+      << c.r_forward_registers + c.working_registers << " of cap " << c.register_cap
       << " (min(" << device.regs_per_thread << ", " << device.regs_per_block << " / "
       << c.threads << "))\n"
       << "                    ~" << c.estimated_registers
@@ -58,11 +64,18 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
       << (c.may_spill() ? ": expect spills to local memory (R stays in registers)"
                         : ": no spills expected")
       << "\n"
-      << "  shared memory     forward " << c.forward_smem_bytes << " B, backward "
-      << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
-      << c.backward_stages << " stages of " << c.backward_stage_bytes
-      << " B + two delta tiles) of " << device.smem_per_block_optin << " B per block\n"
-      << "-> the fused backend runs the tensor-core kernels (backend=auto picks them)\n";
+      << "  shared memory     forward " << c.forward_smem_bytes << " B";
+  if (c.backward)
+    out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
+        << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles)";
+  out << " of " << device.smem_per_block_optin << " B per block\n";
+  if (c.backward)
+    out << "-> the fused backend runs the tensor-core kernels (backend=auto picks them)\n";
+  else
+    out << "-> the fused backend runs the tensor-core forward and, with no tensor-core backward "
+           "for R of "
+        << c.r_registers_per_thread
+        << " registers per thread, the alternating backend's backward (backend=auto picks them)\n";
   return out.str();
 }
 

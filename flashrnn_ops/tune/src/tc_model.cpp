@@ -12,12 +12,14 @@ namespace {
 // The variables config() reads, in the order of index_.
 enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kThreads, kBatchTiles, kCtas, kRRegs,
-  kWorkingRegs, kEstRegs, kFwSmem, kBwSmem, kBwPrefetch, kBwStage, kFieldCount
+  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kBwSmem,
+  kBwPrefetch, kBwStage, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
-    "rows",     "cta_warp_cap", "cluster",  "cta_dims",     "d_groups", "warps",
-    "threads",  "batch_tiles",  "ctas",     "r_regs",       "working_regs", "est_regs",
-    "fw_smem",  "bw_smem",      "bw_prefetch", "bw_stage"};
+    "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",
+    "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
+    "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch",
+    "bw_smem",     "bw_prefetch",  "bw_stage"};
 
 // Far above any device: what a case needs when nothing limits it.
 constexpr int64_t kUnlimited = int64_t(1) << 40;
@@ -66,7 +68,7 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
       {"regs_per_thread", device.regs_per_thread},
       {"smem_per_block", device.smem_per_block_optin},
       {"max_threads", device.max_threads_per_block},
-      {"max_cluster", device.max_cluster_size},
+      {"max_cluster", device.max_cluster_size_nonportable},
       {"measured_other_regs", tc_measured_other_registers(shape.cell)},
   };
   for (const auto& [name, value] : parameters) problem_.set_parameter(name, value);
@@ -78,6 +80,8 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
       throw ProblemError(std::string("tc_tiling.txt: no constraint '") + label + "'");
   }
 }
+
+void TcTilingModel::lift_smem_budget() { problem_.set_parameter("smem_budget", kUnlimited); }
 
 const std::vector<const char*>& TcTilingModel::limit_parameters() {
   static const std::vector<const char*> names = {"regs_per_block", "regs_per_thread",
@@ -115,12 +119,17 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.batch_tiles = int(get(kBatchTiles));
   c.ctas = get(kCtas);
   c.r_registers_per_thread = int(get(kRRegs));
+  c.r_register_ktiles = int(get(kRRegKt));
+  c.r_shared_ktiles = int(get(kRSharedKt));
+  c.r_forward_registers = int(get(kRRegRegs));
+  c.backward = get(kBackward) != 0;
   c.working_registers = int(get(kWorkingRegs));
   c.estimated_registers = int(get(kEstRegs));
   // __launch_bounds__(threads): the compiler keeps threads · registers within a
   // block's registers, allocated in granules of 8 per thread.
   c.register_cap = std::min(regs_per_thread_, regs_per_block_ / c.threads / 8 * 8);
   c.forward_smem_bytes = get(kFwSmem);
+  c.forward_prefetch = int(get(kFwPrefetch));
   c.backward_smem_bytes = get(kBwSmem);
   c.backward_prefetch = int(get(kBwPrefetch));
   c.backward_stages = c.backward_prefetch + 1;

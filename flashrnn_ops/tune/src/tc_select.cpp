@@ -78,15 +78,23 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
   } else if (label == "cluster_fits" && needs) {
     w << "head dim " << s.head_dim << " needs a thread-block cluster of " << needs->cluster
       << " CTAs (sm_90); ";
-    if (d.max_cluster_size <= 1)
+    if (d.max_cluster_size_nonportable <= 1)
       w << "this device has none";
     else
-      w << "this device's take at most " << d.max_cluster_size;
+      w << "this device's take at most " << d.max_cluster_size_nonportable;
   } else if (label == "r_regs_cap") {
     // kRRegisters: the same for every cluster, so it needs no solution.
     w << "R takes " << g * groups * s.head_dim / 8 << " registers per thread (" << g
       << (g == 1 ? " gate · " : " gates · ") << groups << (groups == 1 ? " group · " : " groups · ")
-      << s.head_dim << " / 8) > " << parameter("max_r_regs");
+      << s.head_dim << " / 8) > " << parameter("max_r_regs")
+      << " (an odd gate count keeps R in registers)";
+  } else if ((label == "fw_smem_total" || label == "fw_smem_budget") && groups == 1 &&
+             g * s.head_dim / 8 > parameter("split_r_regs")) {
+    // A wide head: no cluster fits the forward's shared part of R (tc_cluster_size).
+    w << "R takes " << g * s.head_dim / 8 << " registers per thread (" << g << " gates · "
+      << s.head_dim << " / 8) > " << parameter("split_r_regs")
+      << ": the forward keeps the rest in shared memory, and no cluster of at most "
+      << parameter("cluster_cap") << " CTAs fits that in " << kib(parameter("smem_budget")) << " per CTA";
   } else if (label == "head_dim_compiled") {
     w << "head dim " << s.head_dim << " is not compiled (the tensor-core kernels have "
       << compiled_head_dims(real) << ")";
@@ -199,6 +207,17 @@ TcSelection select_tc_config(const DeviceProps& device, const FusedShape& shape)
     if (!unlimited.solutions.empty()) {
       selection.needs = lifted.config(unlimited.solutions.front());
       labels = broken_labels(model.problem(), unlimited.solutions.front());
+    } else {
+      // A wide head some cluster splits but none fits the forward's shared part
+      // of R into the kernels' budget: what it would take without that budget.
+      TcTilingModel unbudgeted(device, shape);
+      unbudgeted.lift_limits();
+      unbudgeted.lift_smem_budget();
+      const SolveResult r = solve_all(unbudgeted.problem(), SolveOptions{1, 1u << 16});
+      if (!r.solutions.empty()) {
+        selection.needs = unbudgeted.config(r.solutions.front());
+        labels = {"fw_smem_budget"};
+      }
     }
   }
   // The binding constraint: the first device limit or kernel cap (in the
@@ -223,7 +242,7 @@ TcSelection select_tc_config(const DeviceProps& device, const FusedShape& shape)
   if (!selection.needs && dtype_bytes(shape.dtype) == 2 && shape.head_dim % 16 == 0) {
     const int g = cell_gates(shape.cell), groups = g % 2 == 0 ? 1 : 2;
     const int64_t max_r_regs = real.variables()[real.index_of("max_r_regs")].domain.min();
-    if (g * groups * shape.head_dim / 8 > max_r_regs)
+    if (g * groups * shape.head_dim / 8 > max_r_regs && groups == 2)  // an even count splits R
       labels.push_back("r_regs_cap");
     if (!real.variables()[real.index_of("compiled_head_dim")].domain.contains(shape.head_dim))
       labels.push_back("head_dim_compiled");

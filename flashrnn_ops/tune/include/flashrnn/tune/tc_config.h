@@ -16,10 +16,11 @@ struct TcConfig {
   // h_t and δ(R h) through distributed shared memory every step.
   int rows = 16;               // kTcRows, the MMA's M
   int cta_warp_cap = 8;        // tc_cta_warp_cap: the most warps of a CTA, 4 for an even
-                               // gate count (LSTM, sLSTM) on a device with clusters, else 8
-  int cluster = 1;             // kCluster, CTAs per head: the fewest of 1…8 with whole
-                               // warps, at most cta_warp_cap each (tc_cluster_size;
-                               // 1 only without clusters)
+                               // gate count (LSTM, sLSTM) on a device with clusters
+                               // (unless over 64 warps), else 8
+  int cluster = 1;             // kCluster, CTAs per head: the fewest of 1…16 with whole
+                               // warps, at most cta_warp_cap each, whose forward's shared
+                               // memory fits 227 KiB (tc_cluster_size; 1 only without clusters)
   int cta_dims = 0;            // kCtaDims = head_dim / cluster
   int d_groups_per_warp = 1;   // groups of 8 head dims per warp: 1 for even gate counts, 2 for odd
   int warps = 0;               // per CTA: cta_dims / (8 · d_groups_per_warp)
@@ -31,14 +32,24 @@ struct TcConfig {
 
   // Registers per thread. R's share is exact; the rest is an estimate.
   int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads · cluster) = G·G_w·D/8
-                                   // (kRRegisters, at most 128): R as MMA B fragments
+                                   // (kRRegisters): R as MMA B fragments, in registers up to 128
+  // Over 128 (LSTM, sLSTM over 256 dims) the forward keeps the first
+  // r_register_ktiles of a thread's D/16 k-tiles per gate in registers and the
+  // other r_shared_ktiles in shared memory (kRegisterRKTiles, kSharedRKTiles),
+  // and the backward kernel does not run the case.
+  int r_register_ktiles = 0;
+  int r_shared_ktiles = 0;
+  int r_forward_registers = 0;     // R's registers per thread in the forward: 2·G·G_w·r_register_ktiles
+  bool backward = true;            // whether the backward kernel runs the case (R in registers)
   int working_registers = 0;       // the fewest a step needs besides R (accumulators, A fragment, addresses)
-  int estimated_registers = 0;     // R + what ptxas allocates besides R for this cell (measured at D <= 64)
+  int estimated_registers = 0;     // R's forward registers + what ptxas allocates besides R for this
+                                   // cell (measured at D <= 64)
   int register_cap = 0;            // what __launch_bounds__(threads) leaves: min(per thread, per block / threads)
 
   // Shared memory per CTA, bytes: exactly TcForward / TcBackward::smem_bytes().
   int64_t forward_smem_bytes = 0;
-  int64_t backward_smem_bytes = 0;
+  int forward_prefetch = 0;        // TcForward::kPrefetch: steps of Wx loaded ahead
+  int64_t backward_smem_bytes = 0; // (what its layout would take where the backward does not run)
   int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead
   int backward_stages = 0;         // kPrefetch + 1
   int64_t backward_stage_bytes = 0;

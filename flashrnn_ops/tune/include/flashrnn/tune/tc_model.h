@@ -39,11 +39,15 @@ class TcTilingModel {
   // head dims, so that a solution says what the case would need (for
   // explanations): a split head's cluster on a device without clusters (the
   // tiling with clusters: max_cluster lifted means clusters), R's registers
-  // above the kernels' cap of 128. With `keep_device_clusters` the device's
-  // max_cluster stays, and so does the tiling the kernels use on it: the
-  // first solution's cluster is then the kernels' (tc_cluster_size), whatever
-  // the other limits.
+  // above the kernels' cap of 128 (not where R is split between registers and
+  // shared memory: split_r_regs stays). With `keep_device_clusters` the
+  // device's max_cluster stays, and so does the tiling the kernels use on it:
+  // the first solution's cluster is then the kernels' (tc_cluster_size),
+  // whatever the other limits.
   void lift_limits(bool keep_device_clusters = false);
+  // Lifts the kernels' shared-memory budget too (smem_budget; only to say what
+  // a case would take where no cluster fits its forward into the budget).
+  void lift_smem_budget();
   // The parameters lift_limits() lifts: the device's registers, shared memory,
   // threads and cluster size, and the kernels' cap on R's registers (max_r_regs).
   static const std::vector<const char*>& limit_parameters();
