@@ -71,6 +71,11 @@ __device__ __forceinline__ void load_a_fragment(uint32_t (&a)[4], const S* tile,
                : "r"(shared_address(row)));
 }
 
+// Barrier `id` (1…15; 0 is __syncthreads') of `threads` threads, whole warps.
+__device__ __forceinline__ void sync_warps(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // 16 bytes global -> shared, asynchronously (L2 only: the data is read once).
 __device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(shared)),

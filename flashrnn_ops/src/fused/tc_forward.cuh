@@ -1,6 +1,12 @@
 // The tensor-core forward: one persistent CTA (or cluster of kCluster CTAs)
 // per (head, 16 batch rows) runs all T steps (tiling in tc_tiling.h).
 //
+// A head too large for R in registers (LSTM, sLSTM over 256 dims) splits K
+// too: two warps share each group of dims, each multiplying half of h by its
+// half of R (part of which it keeps in shared memory), and they add their
+// partial sums through shared memory, each finishing one of the two rows of
+// the thread's elements: half the chain of MMAs and half the cell per warp.
+//
 // Per step:  out[b][(g, d)] = Σ_k h_{t-1}[b][k] · R[g][d][k]
 // as m16n8k16 MMAs with M = the 16 batch rows, N = this warp's (gate, dim)
 // columns, K = the head dim. R is the B operand and lives in registers for
@@ -30,30 +36,38 @@ template <class Cell, class S, int D, int kCluster, bool kResets, bool kSaves>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
   using K = TcForward<Cell, S, D, kCluster>;
-  constexpr int G = Cell::kGates, NG = K::kGroups, KT = D / 16, KR = K::Tiling::kRegisterRKTiles, Dc = K::kCtaDims;
+  constexpr int G = Cell::kGates, NG = K::kGroups, Dc = K::kCtaDims;
+  // K split over KS warps per group of dims, KW k-tiles each, the first KR in registers.
+  constexpr int KS = K::Tiling::kKSplit, KW = D / 16 / KS, KR = K::Tiling::kRegisterRKTiles;
+  constexpr int RW = 2 / KS;  // rows of the thread's elements it finishes (of 2)
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ uint64_t tile_barriers[2];                       // the cluster's exchange
   S* wx_stages = reinterpret_cast<S*>(smem);                  // [kStages][16][kWxPitch]
   S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;   // [2][16][kHPitch]
-  uint2* r_shared = reinterpret_cast<uint2*>(h_tiles + 2 * kTcRows * K::kHPitch);  // [KT-KR][NG][G][kThreads]
+  uint2* r_shared = reinterpret_cast<uint2*>(h_tiles + 2 * kTcRows * K::kHPitch);  // [KW-KR][NG][G][kThreads]
+  float2* partials = reinterpret_cast<float2*>(r_shared + (KW - KR) * NG * G * kThreads);  // [dim warp][KS][NG][G][32]
   const Exchange exchange(smem, tile_barriers, kTcRows * D * sizeof(S));
 
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % K::Tiling::kDimWarps;
+  const int k_part = threadIdx.x / 32 / K::Tiling::kDimWarps;  // which KW k-tiles of K: 16·KW·k_part …
   // The grid's x is (batch tile, CTA of the head's cluster); this CTA's dims start at d0.
   const int d0 = int(blockIdx.x % kCluster) * Dc;
   const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
-  // This thread's elements: rows lane/4 (+8), dims dim(j) (+1) for each group j.
+  // This thread's elements: rows lane/4 (+8), dims dim(j) (+1) for each group j;
+  // it finishes the rows row(r) for r = owned(0 … RW-1): both, or with K split its part's.
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
+  const auto owned = [&](int rr) { return KS == 1 ? rr : k_part; };
   const auto dim = [&](int j) { return d0 + 8 * (warp * NG + j) + 2 * (lane % 4); };
 
-  // R as B fragments: column (g, d = d0 + 8·group + lane/4), k = 16·kt + 2·(lane%4) (+1, +8, +9);
-  // the first KR k-tiles in registers, the rest (a head too large for them) in
-  // shared memory, where each thread keeps its own: no barrier before they are read.
+  // R as B fragments: column (g, d = d0 + 8·group + lane/4), k = 16·(KW·k_part +
+  // kt) + 2·(lane%4) (+1, +8, +9) for the part's k-tiles kt = 0 … KW-1; the
+  // first KR in registers, the rest (a head too large for them) in shared
+  // memory, where each thread keeps its own: no barrier before they are read.
   uint32_t r_frag[NG][G][KR][2];
-  const S* r_head = r_heads + n * G * D * D;
+  const S* r_head = r_heads + n * G * D * D + 16 * KW * k_part;
   const auto r_at = [&](int j, int g, int kt) {
     return reinterpret_cast<const uint32_t*>(r_head + int64_t(g * D + d0 + 8 * (warp * NG + j) + lane / 4) * D +
                                              16 * kt + 2 * (lane % 4));
@@ -71,12 +85,12 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         r_frag[j][g][kt][1] = r_at(j, g, kt)[4];
       }
 #pragma unroll 4
-      for (int kt = KR; kt < KT; ++kt) shared_r(j, g, kt) = make_uint2(r_at(j, g, kt)[0], r_at(j, g, kt)[4]);
+      for (int kt = KR; kt < KW; ++kt) shared_r(j, g, kt) = make_uint2(r_at(j, g, kt)[0], r_at(j, g, kt)[4]);
     }
 
-  // Biases and the carried states of the thread's elements, [group][row][dim pair].
+  // Biases and the carried states of the thread's elements, [group][owned row][dim pair].
   float bias[NG][2][Cell::kBiases];
-  float state[NG][2][2][Cell::kStates];
+  float state[NG][RW][2][Cell::kStates];
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
@@ -87,16 +101,16 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int64_t b = b0 + row(r);
+    for (int rr = 0; rr < RW; ++rr) {
+      const int64_t b = b0 + row(owned(rr));
 #pragma unroll
       for (int e = 0; e < 2; ++e)
 #pragma unroll
         for (int s = 0; s < Cell::kStates; ++s)
-          state[j][r][e][s] = b < batch ? p.s0.at(0, b, s, n, dim(j) + e) : 0.f;
+          state[j][rr][e][s] = b < batch ? p.s0.at(0, b, s, n, dim(j) + e) : 0.f;
       if (kSaves && p.h_gemm.ptr && b < batch)
         *reinterpret_cast<uint32_t*>(&p.h_gemm.at(0, b, 0, n, dim(j))) =
-            mma::pack<S>(state[j][r][0][0], state[j][r][1][0]);
+            mma::pack<S>(state[j][rr][0][0], state[j][rr][1][0]);
     }
   // Step 0 reads h_{-1} of the whole head from tile 1: every CTA loads it from s0.
   for (int i = threadIdx.x; i < kTcRows * D / 2; i += kThreads) {
@@ -107,19 +121,19 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     *reinterpret_cast<uint32_t*>(h_tiles + (kTcRows + r) * K::kHPitch + d) = mma::pack<S>(h0, h1);
   }
 
-  // Where the thread's elements go, [group][row]; rows past the batch stay null.
-  float *states_at[NG][2] = {}, *cache_at[NG][2] = {};
-  S *out_at[NG][2] = {}, *h_gemm_at[NG][2] = {};
+  // Where the thread's elements go, [group][owned row]; rows past the batch stay null.
+  float *states_at[NG][RW] = {}, *cache_at[NG][RW] = {};
+  S *out_at[NG][RW] = {}, *h_gemm_at[NG][RW] = {};
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int64_t b = b0 + row(r);
+    for (int rr = 0; rr < RW; ++rr) {
+      const int64_t b = b0 + row(owned(rr));
       if (b >= batch) continue;
-      states_at[j][r] = element_origin(p.states, b, n, dim(j));
-      cache_at[j][r] = element_origin(p.cache, b, n, dim(j));
-      out_at[j][r] = element_origin(p.states_out, b, n, dim(j));
-      h_gemm_at[j][r] = element_origin(p.h_gemm, b, n, dim(j));
+      states_at[j][rr] = element_origin(p.states, b, n, dim(j));
+      cache_at[j][rr] = element_origin(p.cache, b, n, dim(j));
+      out_at[j][rr] = element_origin(p.states_out, b, n, dim(j));
+      h_gemm_at[j][rr] = element_origin(p.h_gemm, b, n, dim(j));
     }
 
   // Wx copies: this thread's 16-byte chunks of a stage [row][gate][this CTA's
@@ -156,7 +170,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
 
     float acc[NG][G][4] = {};
-    const S* h_prev = h_tiles + int((t + 1) & 1) * kTcRows * K::kHPitch;
+    const S* h_prev = h_tiles + int((t + 1) & 1) * kTcRows * K::kHPitch + 16 * KW * k_part;
 #pragma unroll
     for (int kt = 0; kt < KR; ++kt) {
       uint32_t a[4];
@@ -167,7 +181,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         for (int g = 0; g < G; ++g) mma::mma_16816<S>(acc[j][g], a, r_frag[j][g][kt]);
     }
 #pragma unroll
-    for (int kt = KR; kt < KT; ++kt) {
+    for (int kt = KR; kt < KW; ++kt) {
       uint32_t a[4];
       mma::load_a_fragment(a, h_prev + 16 * kt, K::kHPitch);
 #pragma unroll
@@ -180,6 +194,27 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
     }
 
+    if constexpr (KS == 2) {
+      // Each part hands the other its sums for the other's row (acc[..][2r], [2r+1]
+      // hold row r) and adds the other's for its own, in slots [0, 1].
+      const int mine = (warp * KS + k_part) * NG * G, theirs = (warp * KS + 1 - k_part) * NG * G;
+#pragma unroll
+      for (int j = 0; j < NG; ++j)
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          partials[(mine + j * G + g) * 32 + lane] =
+              k_part ? make_float2(acc[j][g][0], acc[j][g][1]) : make_float2(acc[j][g][2], acc[j][g][3]);
+      mma::sync_warps(1 + warp, 64);  // the two warps of this group of dims
+#pragma unroll
+      for (int j = 0; j < NG; ++j)
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const float2 other = partials[(theirs + j * G + g) * 32 + lane];
+          acc[j][g][0] = (k_part ? acc[j][g][2] : acc[j][g][0]) + other.x;
+          acc[j][g][1] = (k_part ? acc[j][g][3] : acc[j][g][1]) + other.y;
+        }
+    }
+
     const bool more = t + 1 < int(steps);
     const S* wx = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
     S* h_next = h_tiles + int(t & 1) * kTcRows * K::kHPitch;
@@ -187,7 +222,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
     for (int j = 0; j < NG; ++j)
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
+      for (int rr = 0; rr < RW; ++rr) {
+        const int r = owned(rr);  // the accumulators of row r are acc[..][2·rr], [2·rr+1]
         const int64_t b = b0 + row(r);
         const bool valid = b < batch;
         const int d = dim(j);
@@ -195,7 +231,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
           for (int e = 0; e < 2; ++e)
 #pragma unroll
-            for (int s = 0; s < Cell::kStates; ++s) state[j][r][e][s] = p.s0.at(0, b, s, n, d + e);
+            for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = p.s0.at(0, b, s, n, d + e);
         float wx_e[2][G], rh_e[2][G], cache[2][Cell::kCache];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
@@ -203,19 +239,19 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
               mma::unpack<S>(*reinterpret_cast<const uint32_t*>(wx + row(r) * K::kWxPitch + g * Dc + d - d0));
           wx_e[0][g] = v.x;
           wx_e[1][g] = v.y;
-          rh_e[0][g] = acc[j][g][2 * r];
-          rh_e[1][g] = acc[j][g][2 * r + 1];
+          rh_e[0][g] = acc[j][g][2 * rr];
+          rh_e[1][g] = acc[j][g][2 * rr + 1];
         }
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           float next[Cell::kStates];
-          Cell::template forward<float, cells::FastMath>(wx_e[e], rh_e[e], bias[j][e], state[j][r][e],
+          Cell::template forward<float, cells::FastMath>(wx_e[e], rh_e[e], bias[j][e], state[j][rr][e],
                                                          next, cache[e]);
           if (p.forward_clip > 0.f) next[0] = cells::clamp_(next[0], -p.forward_clip, p.forward_clip);
 #pragma unroll
-          for (int s = 0; s < Cell::kStates; ++s) state[j][r][e][s] = next[s];
+          for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = next[s];
         }
-        float h_fed[2] = {state[j][r][0][0], state[j][r][1][0]};
+        float h_fed[2] = {state[j][rr][0][0], state[j][rr][1][0]};
         if (kResets && more && valid && p.reset.at(b, t + 1))
 #pragma unroll
           for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
@@ -233,19 +269,19 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
             if (kSaves && (Cell::kStatesReadBack >> s & 1u))  // only what the backward reads
-              *reinterpret_cast<float2*>(element_at(states_at[j][r], p.states, t, s)) =
-                  make_float2(state[j][r][0][s], state[j][r][1][s]);
-            if (out_at[j][r] != nullptr)
-              *reinterpret_cast<uint32_t*>(element_at(out_at[j][r], p.states_out, t, s)) =
-                  mma::pack<S>(state[j][r][0][s], state[j][r][1][s]);
+              *reinterpret_cast<float2*>(element_at(states_at[j][rr], p.states, t, s)) =
+                  make_float2(state[j][rr][0][s], state[j][rr][1][s]);
+            if (out_at[j][rr] != nullptr)
+              *reinterpret_cast<uint32_t*>(element_at(out_at[j][rr], p.states_out, t, s)) =
+                  mma::pack<S>(state[j][rr][0][s], state[j][rr][1][s]);
           }
           if (kSaves)
 #pragma unroll
             for (int c = 0; c < Cell::kCache; ++c)
-              *reinterpret_cast<float2*>(element_at(cache_at[j][r], p.cache, t, c)) =
+              *reinterpret_cast<float2*>(element_at(cache_at[j][rr], p.cache, t, c)) =
                   make_float2(cache[0][c], cache[1][c]);
-          if (kSaves && more && h_gemm_at[j][r] != nullptr)
-            *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][r], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
+          if (kSaves && more && h_gemm_at[j][rr] != nullptr)
+            *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][rr], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
         }
         if (kCluster == 1) publish_h();
       }

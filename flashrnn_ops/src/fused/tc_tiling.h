@@ -21,16 +21,17 @@ namespace flashrnn::fused {
 
 constexpr int kTcRows = 16;  // batch rows per CTA
 
-// How many warps a CTA takes. At most kTcMaxCtaWarps; on a device with
-// clusters an LSTM or sLSTM head is split further, into CTAs of at most
-// kTcSplitCtaWarps: half the warps per SM halve each scheduler's instruction
-// stream per step (12x64 LSTM forward+backward 4.04 -> 2.94 ms on an H100,
-// docs/kernels.md v9) — unless the head has more warps than the largest
-// cluster of such CTAs holds (over 64: 768 dims are 96 warps). One CTA of 16
-// warps was slower still: its registers are capped at 128 per thread, and R
-// alone takes 64 at 128 dims.
+// How many warps a CTA takes for its groups of dims. At most kTcMaxCtaWarps;
+// on a device with clusters an LSTM or sLSTM head is split further, into CTAs
+// of at most kTcSplitCtaWarps: half the warps per SM halve each scheduler's
+// instruction stream per step (12x64 LSTM forward+backward 4.04 -> 2.94 ms on
+// an H100, docs/kernels.md v9) — or kTcWideCtaWarps where the head has more
+// warps than the largest cluster of such CTAs holds (over 64: 768 dims are 96
+// warps). One CTA of 16 warps was slower still: its registers are capped at
+// 128 per thread, and R alone takes 64 at 128 dims.
 constexpr int kTcMaxCtaWarps = 8;
 constexpr int kTcSplitCtaWarps = 4;
+constexpr int kTcWideCtaWarps = 6;
 constexpr int kTcPortableCluster = 8;  // sm_90's portable cluster size
 constexpr int kTcMaxCluster = 16;      // its largest, by opting in (launch_persistent)
 // R's B fragments may take at most this many of a thread's 255 registers: the
@@ -38,37 +39,46 @@ constexpr int kTcMaxCluster = 16;      // its largest, by opting in (launch_pers
 constexpr int kTcMaxRRegisters = 128;
 // An LSTM or sLSTM head whose R takes more runs the forward only (the backward
 // needs the rest of the registers; GRU and Elman heads stay within the cap),
-// and where R takes more than this many registers the forward keeps the
-// fragments of its first k-tiles in them and the rest in shared memory, which
-// it reads every step. 168: the 1x768 LSTM forward's shared memory (27 of 48
-// k-tiles, two h tiles, two Wx stages) then fits an H100's 227 KB.
-constexpr int kTcSplitRRegisters = 168;
+// with K split over two warps per group of dims (tc_k_split; twice the
+// threads, whose registers are capped at 168 at 12 warps), each keeping the
+// fragments of its first k-tiles in this many registers and the rest in
+// shared memory, which it reads every step (1x768: 12 of its 24 k-tiles per
+// gate).
+constexpr int kTcSplitRRegisters = 96;
 
-// Warps a whole head takes: one per 8·G_w head dims (G_w = 2 for an odd gate count).
+// Warps a whole head takes for its groups of dims: one per 8·G_w head dims
+// (G_w = 2 for an odd gate count).
 constexpr int tc_head_warps(int gates, int head_dim) {
   return head_dim / (8 * (gates % 2 == 0 ? 1 : 2));
 }
 
-// The most warps a CTA of this case takes on a device with or without clusters.
+// The most warps for groups of dims a CTA of this case takes on a device with
+// or without clusters.
 constexpr int tc_cta_warp_cap(int gates, int head_dim, bool clusters) {
-  return clusters && gates % 2 == 0 && tc_head_warps(gates, head_dim) <= kTcSplitCtaWarps * kTcMaxCluster
-             ? kTcSplitCtaWarps
-             : kTcMaxCtaWarps;
+  if (!clusters || gates % 2 != 0) return kTcMaxCtaWarps;
+  return tc_head_warps(gates, head_dim) <= kTcSplitCtaWarps * kTcMaxCluster ? kTcSplitCtaWarps : kTcWideCtaWarps;
 }
 
-// R's B fragments per thread: G gates × G_w groups × D/16 k-tiles × 2
-// registers, whatever the cluster (a warp keeps its dims' rows over the whole K).
+// R's B fragments per thread without a split of K: G gates × G_w groups × D/16
+// k-tiles × 2 registers, whatever the cluster (a warp keeps its dims' rows over
+// the whole K).
 constexpr int tc_r_registers(int gates, int head_dim) {
   return gates * (gates % 2 == 0 ? 1 : 2) * head_dim / 8;
 }
 
-// Of a thread's D/16 k-tiles of R per gate (an even gate count: one group of 8
-// dims per warp), how many the forward keeps in shared memory: all but
-// kTcSplitRRegisters' worth, none where R fits them (or for an odd gate count).
+// Warps per group of dims, each multiplying its share of K: 2 for an LSTM or
+// sLSTM head whose R exceeds kTcMaxRRegisters and whose D/16 k-tiles split
+// evenly, else 1.
+constexpr int tc_k_split(int gates, int head_dim) {
+  return tc_r_registers(gates, head_dim) > kTcMaxRRegisters && gates % 2 == 0 && head_dim % 32 == 0 ? 2 : 1;
+}
+
+// Of a warp's k-tiles per gate (D/16 over the K split), how many the forward
+// keeps in shared memory: those past kTcSplitRRegisters' worth where K is split.
 constexpr int tc_shared_r_ktiles(int gates, int head_dim) {
-  return tc_r_registers(gates, head_dim) <= kTcSplitRRegisters || gates % 2 != 0
-             ? 0
-             : head_dim / 16 - kTcSplitRRegisters / (2 * gates);
+  const int k_tiles = head_dim / 16 / tc_k_split(gates, head_dim);
+  const int in_registers = kTcSplitRRegisters / (2 * gates);
+  return tc_k_split(gates, head_dim) == 1 || k_tiles <= in_registers ? 0 : k_tiles - in_registers;
 }
 
 // Shared memory per CTA, all in bytes: what the kernels are laid out for (an
@@ -76,22 +86,24 @@ constexpr int tc_shared_r_ktiles(int gates, int head_dim) {
 // 163 KB, run the cases that fit), and the forward's with 2-byte elements
 // (TcForward): a ring of Wx stages of the CTA's dims (one step ahead where R
 // is partly in shared memory, a step being long enough to hide its copy,
-// else four), two h tiles of the whole head, R's shared k-tiles.
+// else four), two h tiles of the whole head, R's shared k-tiles, and where K
+// is split the partial sums the two warps of a group of dims hand each other.
 constexpr int64_t kTcSmemBudget = 227 * 1024;
 constexpr int tc_forward_prefetch(int gates, int head_dim) { return tc_shared_r_ktiles(gates, head_dim) > 0 ? 1 : 4; }
 constexpr int64_t tc_forward_smem_bytes(int gates, int head_dim, int cluster) {
-  const int cta_dims = head_dim / cluster, groups = gates % 2 == 0 ? 1 : 2;
-  const int threads = 32 * cta_dims / (8 * groups);
+  const int cta_dims = head_dim / cluster, groups = gates % 2 == 0 ? 1 : 2, k_split = tc_k_split(gates, head_dim);
+  const int dim_warps = cta_dims / (8 * groups), threads = 32 * dim_warps * k_split;
   const int64_t wx_stages = int64_t(tc_forward_prefetch(gates, head_dim) + 1) * kTcRows * (gates * cta_dims + 8) * 2;
   const int64_t h_tiles = 2 * kTcRows * (head_dim + 8) * 2;
-  return wx_stages + h_tiles + int64_t(tc_shared_r_ktiles(gates, head_dim)) * groups * gates * threads * 8;
+  const int64_t r_part = int64_t(tc_shared_r_ktiles(gates, head_dim)) * groups * gates * threads * 8;
+  const int64_t partials = k_split > 1 ? int64_t(dim_warps) * k_split * groups * gates * 32 * 8 : 0;
+  return wx_stages + h_tiles + r_part + partials;
 }
 
 // CTAs per head: the fewest (1…16, 1 only without clusters) that split the
 // head's warps evenly into at most tc_cta_warp_cap each and whose forward's
-// shared memory fits kTcSmemBudget (a 768-dim LSTM head: 16 CTAs of 6 warps,
-// 12 of 8 would need 275 KB); 0 when none does (e.g. 272 = 34 groups of 8, or
-// any head over 8 warps without clusters).
+// shared memory fits kTcSmemBudget; 0 when none does (e.g. 272 = 34 groups of
+// 8, or any head over 8 warps without clusters).
 constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
   const int warps = tc_head_warps(gates, head_dim), cap = tc_cta_warp_cap(gates, head_dim, clusters);
   for (int c = 1; c <= (clusters ? kTcMaxCluster : 1); ++c)
@@ -100,11 +112,11 @@ constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
 }
 
 // Whether fused/instances/ compiles the forward kernel for a (gates, head dim):
-// R within the register cap, or split between registers and shared memory
-// for an even gate count (whether the shared memory fits the device is the
-// launcher's and the tuner's question, the cluster tc_cluster_size's).
+// R within the register cap, or split with K (whether the shared memory fits
+// the device is the launcher's and the tuner's question, the cluster
+// tc_cluster_size's).
 constexpr bool tc_forward_compiled(int gates, int head_dim) {
-  return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters || gates % 2 == 0;
+  return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters || tc_k_split(gates, head_dim) > 1;
 }
 
 // Whether fused/instances/ compiles the backward kernel: R within the register cap.
@@ -120,12 +132,16 @@ struct TcTiling {
   static constexpr int kCluster = kClusterSize;
   static constexpr int kDGroupsPerWarp = kGates % 2 == 0 ? 1 : 2;
   static constexpr int kCtaDims = kHeadDim / kCluster;
-  static constexpr int kWarps = kCtaDims / (8 * kDGroupsPerWarp);
+  static constexpr int kDimWarps = kCtaDims / (8 * kDGroupsPerWarp);  // warps per share of K
+  static constexpr int kKSplit = tc_k_split(kGates, kHeadDim);        // shares of K
+  static constexpr int kWarps = kDimWarps * kKSplit;
   static constexpr int kThreads = 32 * kWarps;
-  static constexpr int kRRegisters = tc_r_registers(kGates, kHeadDim);
-  // The forward's k-tiles of R per (gate, group) in shared memory, and in registers.
+  // R's registers per thread (its share of K), of which the forward keeps the
+  // first kRegisterRKTiles k-tiles per (gate, group) in registers and the
+  // other kSharedRKTiles in shared memory.
+  static constexpr int kRRegisters = tc_r_registers(kGates, kHeadDim) / kKSplit;
   static constexpr int kSharedRKTiles = tc_shared_r_ktiles(kGates, kHeadDim);
-  static constexpr int kRegisterRKTiles = kHeadDim / 16 - kSharedRKTiles;
+  static constexpr int kRegisterRKTiles = kHeadDim / 16 / kKSplit - kSharedRKTiles;
   // Whether fused/instances/ compiles the kernels (the tuner's model agrees: tests/tune).
   static constexpr bool kForwardCompiled = tc_forward_compiled(kGates, kHeadDim);
   static constexpr bool kBackwardCompiled = tc_backward_compiled(kGates, kHeadDim);
@@ -150,7 +166,7 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
 }
 
 // The forward's shared memory (tc_forward_smem_bytes): a ring of Wx stages,
-// two h tiles and R's shared k-tiles.
+// two h tiles, R's shared k-tiles, the partial sums of a split K.
 template <class Cell, class S, int D, int kCluster>
 struct TcForward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -163,8 +179,12 @@ struct TcForward {
   // R's shared k-tiles as B fragments, [k-tile][group][gate][thread] of 8 bytes:
   // a warp reads 256 contiguous bytes per fragment.
   static constexpr int64_t kSharedRBytes = int64_t(Tiling::kSharedRKTiles) * kGroups * kGates * Tiling::kThreads * 8;
+  // Where K is split: [dim warp][share][group][gate][lane] float2 of partial sums.
+  static constexpr int64_t kPartialBytes =
+      Tiling::kKSplit > 1 ? int64_t(Tiling::kDimWarps) * Tiling::kKSplit * kGroups * kGates * 32 * 8 : 0;
   static constexpr int64_t smem_bytes() {
-    return int64_t(kStages * kTcRows * kWxPitch + 2 * kTcRows * kHPitch) * int64_t(sizeof(S)) + kSharedRBytes;
+    return int64_t(kStages * kTcRows * kWxPitch + 2 * kTcRows * kHPitch) * int64_t(sizeof(S)) + kSharedRBytes +
+           kPartialBytes;
   }
   static_assert(sizeof(S) != 2 || smem_bytes() == tc_forward_smem_bytes(kGates, D, kCluster),
                 "the layout tc_cluster_size counts");
@@ -200,8 +220,8 @@ struct TcBackward {
 // multiple of 16 up to 256, and over it those an LSTM or sLSTM head can be
 // split into (at most 16 CTAs, tc_cluster_size; forward only, R partly in
 // shared memory). The others over 256 (272, 304, ...) have no even split.
-inline constexpr int kTcHeadDims[] = {16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
-                                      288, 320, 336, 352, 384, 416, 448, 480, 512, 528, 560, 576, 624, 640, 672, 720, 768};
+inline constexpr int kTcHeadDims[] = {16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176, 192, 208, 224, 240,
+                                      256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 672, 768};
 
 inline bool tc_head_dim_compiled(int64_t d) {
   for (int v : kTcHeadDims)

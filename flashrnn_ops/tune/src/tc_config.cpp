@@ -8,7 +8,8 @@ namespace flashrnn::tune {
 std::string describe(const TcConfig& c) {
   std::ostringstream s;
   s << c.threads << " threads (" << c.warps << " warps x " << c.d_groups_per_warp
-    << (c.d_groups_per_warp == 1 ? " group" : " groups") << " of 8 head dims), ";
+    << (c.d_groups_per_warp == 1 ? " group" : " groups") << " of 8 head dims"
+    << (c.k_split > 1 ? ", x " + std::to_string(c.k_split) + " shares of K" : std::string()) << "), ";
   if (c.cluster > 1)
     s << c.cluster << " CTAs per head (cluster, " << c.cta_dims << " dims each), ";
   s << c.ctas << " CTAs (" << c.batch_tiles << " x " << c.rows << " batch rows"

@@ -37,11 +37,16 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
         << c.cta_warp_cap << " per CTA"
         << (c.cta_warp_cap < 8 ? " (an even gate count on a device with clusters)" : "")
         << (c.r_shared_ktiles > 0 ? ", with the forward in 227 KiB of shared memory" : "") << "\n";
-  out << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps; a warp owns "
+  out << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps"
+      << (c.k_split > 1 ? " x " + std::to_string(c.k_split) : std::string()) << "; a warp owns "
       << c.d_groups_per_warp << (c.d_groups_per_warp == 1 ? " group" : " groups")
       << " of 8 head dims of every gate (" << g
       << (g == 1 ? " gate, odd" : g % 2 == 0 ? " gates, even" : " gates, odd")
-      << "), warps = " << c.cta_dims << " / " << 8 * c.d_groups_per_warp << "\n"
+      << "), warps = " << c.cta_dims << " / " << 8 * c.d_groups_per_warp
+      << (c.k_split > 1 ? ", and with " + std::to_string(c.k_split) +
+                              " warps per group of dims a share of K each (R over 128 registers)"
+                        : std::string())
+      << "\n"
       << "  grid     " << c.ctas << " CTAs = " << shape.heads << " heads x " << c.batch_tiles
       << " tile(s) of " << c.rows << " batch rows";
   if (c.cluster > 1) out << " x " << c.cluster << " CTAs per head";
@@ -52,19 +57,20 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
       << ")";
   if (c.r_shared_ktiles > 0)
     out << "; the forward keeps " << c.r_forward_registers << " of them in registers ("
-        << c.r_register_ktiles << " of " << c.r_register_ktiles + c.r_shared_ktiles
+        << c.r_register_ktiles << " of a share's " << c.r_register_ktiles + c.r_shared_ktiles
         << " k-tiles per gate) and " << c.r_shared_ktiles << " k-tiles in shared memory";
   out << ", + at least " << c.working_registers << " working = "
       << c.r_forward_registers + c.working_registers << " of cap " << c.register_cap
       << " (min(" << device.regs_per_thread << ", " << device.regs_per_block << " / "
-      << c.threads << "))\n"
-      << "                    ~" << c.estimated_registers
-      << " estimated (R + the most ptxas allocates besides R for " << to_string(shape.cell)
-      << " at D <= 64)"
-      << (c.may_spill() ? ": expect spills to local memory (R stays in registers)"
-                        : ": no spills expected")
-      << "\n"
-      << "  shared memory     forward " << c.forward_smem_bytes << " B";
+      << c.threads << "))\n";
+  if (c.backward)  // the measure is the larger kernel's, the backward's
+    out << "                    ~" << c.estimated_registers
+        << " estimated (R + the most ptxas allocates besides R for " << to_string(shape.cell)
+        << " at D <= 64)"
+        << (c.may_spill() ? ": expect spills to local memory (R stays in registers)"
+                          : ": no spills expected")
+        << "\n";
+  out << "  shared memory     forward " << c.forward_smem_bytes << " B";
   if (c.backward)
     out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
         << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles)";

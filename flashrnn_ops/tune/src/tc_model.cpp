@@ -11,12 +11,12 @@ namespace {
 
 // The variables config() reads, in the order of index_.
 enum Field {
-  kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kThreads, kBatchTiles, kCtas, kRRegs,
+  kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
   kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kBwSmem,
   kBwPrefetch, kBwStage, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
-    "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",
+    "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
     "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
     "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch",
     "bw_smem",     "bw_prefetch",  "bw_stage"};
@@ -81,8 +81,6 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
   }
 }
 
-void TcTilingModel::lift_smem_budget() { problem_.set_parameter("smem_budget", kUnlimited); }
-
 const std::vector<const char*>& TcTilingModel::limit_parameters() {
   static const std::vector<const char*> names = {"regs_per_block", "regs_per_thread",
                                                  "smem_per_block", "max_threads", "max_cluster",
@@ -115,6 +113,7 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.cta_dims = int(get(kCtaDims));
   c.d_groups_per_warp = int(get(kDGroups));
   c.warps = int(get(kWarps));
+  c.k_split = int(get(kKSplit));
   c.threads = int(get(kThreads));
   c.batch_tiles = int(get(kBatchTiles));
   c.ctas = get(kCtas);

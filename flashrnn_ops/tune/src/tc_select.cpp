@@ -65,8 +65,11 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
     // Only the lifted model (max_cluster lifted: the tiling with clusters)
     // fails so: with a solution there, the binding limit is another. Its cap
     // of a CTA's warps is tc_cta_warp_cap(gates, true).
-    const int64_t cap =
-        g % 2 == 0 ? parameter("split_cta_warps") : parameter("max_cta_warps");
+    const int head_warps = s.head_dim / (8 * groups);
+    const int64_t cap = g % 2 != 0 ? parameter("max_cta_warps")
+                        : head_warps <= parameter("split_cta_warps") * parameter("cluster_cap")
+                            ? parameter("split_cta_warps")
+                            : parameter("wide_cta_warps");
     const int64_t most_ctas = real.variables()[real.index_of("cluster")].domain.max();
     w << "head dim " << s.head_dim << " has no cluster split: its " << s.head_dim << " / "
       << 8 * groups << " = " << s.head_dim / (8 * groups)
@@ -88,13 +91,7 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
       << (g == 1 ? " gate · " : " gates · ") << groups << (groups == 1 ? " group · " : " groups · ")
       << s.head_dim << " / 8) > " << parameter("max_r_regs")
       << " (an odd gate count keeps R in registers)";
-  } else if ((label == "fw_smem_total" || label == "fw_smem_budget") && groups == 1 &&
-             g * s.head_dim / 8 > parameter("split_r_regs")) {
-    // A wide head: no cluster fits the forward's shared part of R (tc_cluster_size).
-    w << "R takes " << g * s.head_dim / 8 << " registers per thread (" << g << " gates · "
-      << s.head_dim << " / 8) > " << parameter("split_r_regs")
-      << ": the forward keeps the rest in shared memory, and no cluster of at most "
-      << parameter("cluster_cap") << " CTAs fits that in " << kib(parameter("smem_budget")) << " per CTA";
+
   } else if (label == "head_dim_compiled") {
     w << "head dim " << s.head_dim << " is not compiled (the tensor-core kernels have "
       << compiled_head_dims(real) << ")";
@@ -207,17 +204,6 @@ TcSelection select_tc_config(const DeviceProps& device, const FusedShape& shape)
     if (!unlimited.solutions.empty()) {
       selection.needs = lifted.config(unlimited.solutions.front());
       labels = broken_labels(model.problem(), unlimited.solutions.front());
-    } else {
-      // A wide head some cluster splits but none fits the forward's shared part
-      // of R into the kernels' budget: what it would take without that budget.
-      TcTilingModel unbudgeted(device, shape);
-      unbudgeted.lift_limits();
-      unbudgeted.lift_smem_budget();
-      const SolveResult r = solve_all(unbudgeted.problem(), SolveOptions{1, 1u << 16});
-      if (!r.solutions.empty()) {
-        selection.needs = unbudgeted.config(r.solutions.front());
-        labels = {"fw_smem_budget"};
-      }
     }
   }
   // The binding constraint: the first device limit or kernel cap (in the

@@ -23,20 +23,24 @@ struct TcConfig {
                                // memory fits 227 KiB (tc_cluster_size; 1 only without clusters)
   int cta_dims = 0;            // kCtaDims = head_dim / cluster
   int d_groups_per_warp = 1;   // groups of 8 head dims per warp: 1 for even gate counts, 2 for odd
-  int warps = 0;               // per CTA: cta_dims / (8 · d_groups_per_warp)
-  int threads = 0;             // per CTA: 32 · warps
+  int warps = 0;               // per CTA and share of K: cta_dims / (8 · d_groups_per_warp)
+  int k_split = 1;             // warps per group of dims, each with a share of K: 2 where R
+                               // exceeds 128 registers per thread (the forward of an LSTM or
+                               // sLSTM head over 256 dims), else 1 (kKSplit)
+  int threads = 0;             // per CTA: 32 · warps · k_split
 
   // Grid: a CTA per (head, 16 batch rows, CTA of the head's cluster).
   int batch_tiles = 0;         // ceil(batch / rows)
   int64_t ctas = 0;            // heads · batch_tiles · cluster
 
   // Registers per thread. R's share is exact; the rest is an estimate.
-  int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads · cluster) = G·G_w·D/8
+  int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads · cluster) = G·G_w·D/(8·k_split)
                                    // (kRRegisters): R as MMA B fragments, in registers up to 128
-  // Over 128 (LSTM, sLSTM over 256 dims) the forward keeps the first
-  // r_register_ktiles of a thread's D/16 k-tiles per gate in registers and the
-  // other r_shared_ktiles in shared memory (kRegisterRKTiles, kSharedRKTiles),
-  // and the backward kernel does not run the case.
+  // Over 128 without the split (LSTM, sLSTM over 256 dims) K is split, the
+  // forward keeps the first r_register_ktiles of a warp's D/(16·k_split)
+  // k-tiles per gate in registers and the other r_shared_ktiles in shared
+  // memory (kRegisterRKTiles, kSharedRKTiles; none up to 96 registers), and
+  // the backward kernel does not run the case.
   int r_register_ktiles = 0;
   int r_shared_ktiles = 0;
   int r_forward_registers = 0;     // R's registers per thread in the forward: 2·G·G_w·r_register_ktiles

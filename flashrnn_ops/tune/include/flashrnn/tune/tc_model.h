@@ -45,9 +45,6 @@ class TcTilingModel {
   // the first solution's cluster is then the kernels' (tc_cluster_size),
   // whatever the other limits.
   void lift_limits(bool keep_device_clusters = false);
-  // Lifts the kernels' shared-memory budget too (smem_budget; only to say what
-  // a case would take where no cluster fits its forward into the budget).
-  void lift_smem_budget();
   // The parameters lift_limits() lifts: the device's registers, shared memory,
   // threads and cluster size, and the kernels' cap on R's registers (max_r_regs).
   static const std::vector<const char*>& limit_parameters();
