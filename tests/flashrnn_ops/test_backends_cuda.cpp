@@ -240,7 +240,7 @@ TEST(FusedCuda, WideHeadsRunATensorCoreForward) {
                                    dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
       ASSERT_TRUE(s.config) << s.reason;
       EXPECT_FALSE(s.config->backward);  // R over kTcMaxRRegisters
-      EXPECT_EQ(s.config->r_shared_ktiles, fused::tc_shared_r_ktiles(4, int(d)));  // over 168: > 0
+      EXPECT_EQ(s.config->r_shared_ktiles, fused::tc_shared_r_ktiles(4, int(d)));  // > 0 from 416 dims
       OpInputs ref = random_inputs(cell, c.B, c.T, 1, d, torch::kDouble, true, torch::kCUDA);
       if (c.with_reset) ref.options.reset_mask = torch::rand({c.B, c.T}, torch::kCUDA) < 0.05;
       OpInputs ours = ref;
