@@ -32,8 +32,7 @@ constexpr int kTcRows = 16;  // batch rows per CTA
 constexpr int kTcMaxCtaWarps = 8;
 constexpr int kTcSplitCtaWarps = 4;
 constexpr int kTcWideCtaWarps = 6;
-constexpr int kTcPortableCluster = 8;  // sm_90's portable cluster size
-constexpr int kTcMaxCluster = 16;      // its largest, by opting in (launch_persistent)
+constexpr int kTcMaxCluster = 16;  // sm_90's largest cluster (over its portable 8 by opting in: launch_persistent)
 // R's B fragments may take at most this many of a thread's 255 registers: the
 // step needs the rest (accumulators, the cell, addresses) to run without spilling.
 constexpr int kTcMaxRRegisters = 128;
