@@ -64,7 +64,7 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
   } else if (is_split_label(label)) {
     // Only the lifted model (max_cluster lifted: the tiling with clusters)
     // fails so: with a solution there, the binding limit is another. Its cap
-    // of a CTA's warps is tc_cta_warp_cap(gates, true).
+    // of a CTA's warps is tc_cta_warp_cap(gates, D, true).
     const int head_warps = s.head_dim / (8 * groups);
     const int64_t cap = g % 2 != 0 ? parameter("max_cta_warps")
                         : head_warps <= parameter("split_cta_warps") * parameter("cluster_cap")
@@ -91,7 +91,6 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
       << (g == 1 ? " gate · " : " gates · ") << groups << (groups == 1 ? " group · " : " groups · ")
       << s.head_dim << " / 8) > " << parameter("max_r_regs")
       << " (an odd gate count keeps R in registers)";
-
   } else if (label == "head_dim_compiled") {
     w << "head dim " << s.head_dim << " is not compiled (the tensor-core kernels have "
       << compiled_head_dims(real) << ")";
