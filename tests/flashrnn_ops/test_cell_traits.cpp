@@ -1,9 +1,12 @@
 // The cells' declared traits hold for their equations. kStatesReadBack names
 // the state slots backward() reads; the tensor-core kernels save and reload
 // only those (fused/tc_forward.cuh, tc_backward.cuh), so a slot missing from it
-// must not change the gradients, and a slot in it must.
+// must not change the gradients, and a slot in it must. kDrhIsDwx lets the
+// tensor-core backward store its δ(R h) as δWx too, so a cell that claims it
+// must write drh equal to dwx for every gate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <random>
@@ -62,12 +65,32 @@ TEST(CellTraits, StatesReadBackNamesExactlyTheStatesTheBackwardReads) {
           const auto got = changed.outputs();
           bool differs = false;
           for (size_t i = 0; i < got.size(); ++i) {
-            if (!read) EXPECT_EQ(got[i], expected[i]) << C::kName << " state " << s << " output " << i;
+            if (!read) {
+              EXPECT_EQ(got[i], expected[i]) << C::kName << " state " << s << " output " << i;
+            }
             differs = differs || got[i] != expected[i];
           }
-          if (read) EXPECT_TRUE(differs) << C::kName << " reads state " << s << " by its trait, but no output depends on it";
+          if (read) {
+            EXPECT_TRUE(differs) << C::kName << " reads state " << s << " by its trait, but no output depends on it";
+          }
         }
       }
+    });
+  }
+}
+
+TEST(CellTraits, DrhIsDwxHoldsExactlyForTheCellsThatClaimIt) {
+  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman}) {
+    cells::dispatch_cell(cell, [&](auto c) {
+      using C = decltype(c);
+      std::mt19937 rng(7);
+      int equal = 0;
+      for (int trial = 0; trial < 100; ++trial) {
+        const auto out = BackwardCase<C>(rng).outputs();  // dwx, then drh
+        equal += std::equal(out.begin(), out.begin() + C::kGates, out.begin() + C::kGates);
+      }
+      // A cell that claims it: always; one that does not: never (else it should claim it).
+      EXPECT_EQ(equal, C::kDrhIsDwx ? 100 : 0) << C::kName;
     });
   }
 }

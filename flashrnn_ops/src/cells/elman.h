@@ -12,6 +12,7 @@ struct Elman {
   static constexpr int kStates = 1;  // h
   static constexpr int kCache = 1;   // h_t before any forward clip
   static constexpr unsigned kStatesReadBack = 0;  // states backward() reads (bit s): none: the cache holds h
+  static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: the fused backward stores one value to both
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

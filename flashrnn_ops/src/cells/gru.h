@@ -14,6 +14,7 @@ struct Gru {
   static constexpr int kStates = 1;  // h
   static constexpr int kCache = 4;   // r, z, n, R_n·h + b_hn
   static constexpr unsigned kStatesReadBack = 0b1;  // states backward() reads (bit s): h
+  static constexpr bool kDrhIsDwx = false;  // drh of the candidate n is dwx scaled by r
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

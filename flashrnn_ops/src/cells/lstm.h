@@ -12,6 +12,7 @@ struct Lstm {
   static constexpr int kStates = 2;  // h, c
   static constexpr int kCache = 4;   // activated gates i, f, z, o
   static constexpr unsigned kStatesReadBack = 0b10;  // states backward() reads (bit s): c
+  static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: the fused backward stores one value to both
 
   // wx: input pre-activations, rh: R·h_{t-1}, bias: b (one value per slot).
   template <class T, class M = PreciseMath>

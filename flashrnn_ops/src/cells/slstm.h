@@ -13,6 +13,7 @@ struct Slstm {
   static constexpr int kStates = 4;  // h, c, n, m
   static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
   static constexpr unsigned kStatesReadBack = 0b0110;  // states backward() reads (bit s): c and n
+  static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: the fused backward stores one value to both
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

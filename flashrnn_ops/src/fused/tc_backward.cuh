@@ -16,6 +16,17 @@
 // recurrence: it is copied into a ring of shared stages with cp.async
 // kPrefetch steps ahead. The carried gradients and δb stay in fp32 registers;
 // δR is one GEMM after the kernel (recurrent_weight_gradient).
+//
+// A row of the CTA past the batch reads everything the batch's last row reads,
+// so it computes exactly that row's values (an MMA's rows do not mix) and its
+// stores in the loop write the same values to the same addresses: the step has
+// no branch on the row (branches kept the compiler from interleaving the
+// step's stores with its arithmetic). Only the final sums, which add, skip it.
+//
+// δ(R h)_t goes to global memory from the tile, once complete (in step t-1):
+// 16 bytes a store, the CTA's dims of each row and gate. Where the cell's δWx
+// equals δ(R h) (Cell::kDrhIsDwx) that store writes d_wx too; otherwise each
+// thread stores its δWx from registers.
 #pragma once
 
 #include <type_traits>
@@ -57,6 +68,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
+  const auto source_row = [&](int r) { return b0 + r < batch ? b0 + r : batch - 1; };  // see the top
   const auto dim = [&](int j) { return d0 + 8 * (warp * NG + j) + 2 * (lane % 4); };
 
   // Rᵀ as B fragments: column k = d0 + 8·group + lane/4, K index (g, d) = 16·kt + 2·(lane%4) (+1, +8, +9).
@@ -87,7 +99,6 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   static_assert(kCacheCopies * kThreads == kTcRows * C * Dc / 4 && kStateCopies * kThreads == kTcRows * NR * Dc / 4 &&
                     kGradCopies * kThreads == kTcRows * NS * Dc / 8,
                 "whole chunks per thread");
-  const auto source_row = [&](int r) { return b0 + r < batch ? b0 + r : batch - 1; };
   const float *cache_from[kCacheCopies], *state_from[kStateCopies > 0 ? kStateCopies : 1];
   const S* grad_from[kGradCopies];
   int cache_to[kCacheCopies], state_to[kStateCopies > 0 ? kStateCopies : 1], grad_to[kGradCopies];
@@ -151,17 +162,37 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
         for (int s = 0; s < NS; ++s)
           s_next[j][r][e][s] =
-              (kRead >> s & 1u) && b0 + row(r) < batch ? p.states.at(steps - 1, b0 + row(r), s, n, dim(j) + e) : 0.f;
+              (kRead >> s & 1u) ? p.states.at(steps - 1, source_row(row(r)), s, n, dim(j) + e) : 0.f;
 
-  S *d_wx_at[NG][2] = {}, *d_rh_at[NG][2] = {};
+  constexpr bool kDwxFromTile = Cell::kDrhIsDwx;
+  S* d_wx_at[NG][2];  // where δWx does not come from the tile
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
-      if (b0 + row(r) < batch) {
-        d_wx_at[j][r] = element_origin(p.d_wx, b0 + row(r), n, dim(j));
-        d_rh_at[j][r] = element_origin(p.d_rh, b0 + row(r), n, dim(j));
-      }
+    for (int r = 0; r < 2; ++r) d_wx_at[j][r] = element_origin(p.d_wx, source_row(row(r)), n, dim(j));
+
+  // The stores from the tile: this thread's 16-byte chunks of [row][gate][Dc].
+  constexpr int kTileCopies = kTcRows * G * Dc / 8 / kThreads;
+  static_assert(kTileCopies * kThreads == kTcRows * G * Dc / 8, "whole chunks per thread");
+  S *rh_to[kTileCopies], *wx_to[kTileCopies];
+  int tile_from[kTileCopies];
+#pragma unroll
+  for (int i = 0; i < kTileCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int r = c / (G * Dc / 8), g = c / (Dc / 8) % G, d = d0 + 8 * (c % (Dc / 8));
+    tile_from[i] = r * K::kDeltaPitch + g * D + d;
+    rh_to[i] = &p.d_rh.at(0, source_row(r), g, n, d);
+    wx_to[i] = &p.d_wx.at(0, source_row(r), g, n, d);
+  }
+  const auto store_tile = [&](int64_t t) {  // δ(R h)_t, complete in tile t & 1
+    const S* tile = delta_tiles + int(t & 1) * kTcRows * K::kDeltaPitch;
+#pragma unroll
+    for (int i = 0; i < kTileCopies; ++i) {
+      const uint4 v = *reinterpret_cast<const uint4*>(tile + tile_from[i]);
+      *reinterpret_cast<uint4*>(rh_to[i] + t * p.d_rh.time_stride) = v;
+      if constexpr (kDwxFromTile) *reinterpret_cast<uint4*>(wx_to[i] + t * p.d_wx.time_stride) = v;
+    }
+  };
 
   // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ in kChains accumulator sets, so
   // the dependent MMAs per set are KT / kChains (the forward's: D / 16 per gate).
@@ -197,8 +228,11 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   const auto step = [&](int t, auto last, auto initial) {
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written (one CTA per head)
-    if (!last) exchange.wait((t + 1) & 1, filling(t + 1));  // by every CTA of a cluster
     fetch(t - kPrefetch);               // into the stage step t+1 used
+    if (!last) {
+      exchange.wait((t + 1) & 1, filling(t + 1));  // by every CTA of a cluster
+      store_tile(t + 1);  // before this step's δ(R h) lets the others overwrite the tile
+    }
     exchange.expect(t & 1);
 
     float dh[NG][4] = {};
@@ -212,12 +246,11 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     for (int j = 0; j < NG; ++j)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const int64_t b = b0 + row(r);
-        const bool valid = b < batch;
+        const int64_t b = source_row(row(r));
         const int d = dim(j);
         const float* f = floats + row(r) * K::kFloatPitch + d - d0;
-        const bool from_initial = initial || (kResets && valid && p.reset.at(b, t));
-        const bool reset_next = kResets && !last && valid && p.reset.at(b, t + 1);
+        const bool from_initial = initial || (kResets && p.reset.at(b, t));
+        const bool reset_next = kResets && !last && p.reset.at(b, t + 1);
         // Both dims of the pair at once: 8-byte shared loads, 4-byte stores.
         float cache[2][C], s_prev[2][NS], ds[2][NS], dwx[2][G], drh[2][G];
         float s_next_prev[NS][2];  // states(t-1): step t-1's s_next
@@ -236,14 +269,14 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
                                             : make_float2(0.f, 0.f);
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            s_prev[e][s] = from_initial ? (valid ? p.s0.at(0, b, s, n, d + e) : 0.f) : (e ? prev.y : prev.x);
+            s_prev[e][s] = from_initial ? p.s0.at(0, b, s, n, d + e) : (e ? prev.y : prev.x);
             ds[e][s] = carry[j][r][e][s] + (s == 0 ? dh[j][2 * r + e] : 0.f);
             if (reset_next) {  // step t+1 started from s0: what reaches s_t belongs to s0
               d_s0[j][r][e][s] += ds[e][s];
               ds[e][s] = 0.f;
             }
             ds[e][s] += e ? ext.y : ext.x;
-            if (last && p.d_last.ptr && valid) ds[e][s] += static_cast<float>(p.d_last.at(0, b, s, n, d + e));
+            if (last && p.d_last.ptr) ds[e][s] += static_cast<float>(p.d_last.at(0, b, s, n, d + e));
           }
           s_next_prev[s][0] = prev.x;
           s_next_prev[s][1] = prev.y;
@@ -263,14 +296,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-          const uint32_t packed = mma::pack<S>(drh[0][g], drh[1][g]);
-          if (valid) {
-            // For LSTM, sLSTM and Elman δ(R h) equals δWx; storing it anyway keeps δR one GEMM
-            // over d_rh's layout (from d_wx it took 4 strided GEMMs, 3.6x the time: v10 notes).
-            *reinterpret_cast<uint32_t*>(element_at(d_rh_at[j][r], p.d_rh, t, g)) = packed;
+          exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, mma::pack<S>(drh[0][g], drh[1][g]));
+          if constexpr (!kDwxFromTile)
             *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
-          }
-          exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, packed);
         }
       }
   };
@@ -281,6 +309,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   mma::wait_copies<0>();
   __syncthreads();           // δ(R h)_0 is written (one CTA per head)
   exchange.wait(0, filling(0));  // by every CTA of a cluster: the last exchange
+  store_tile(0);
 
   float dh[NG][4] = {};
   if (through_r) gradient_through_r(0, dh);
