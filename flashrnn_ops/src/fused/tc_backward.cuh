@@ -24,9 +24,12 @@
 // step's stores with its arithmetic). Only the final sums, which add, skip it.
 //
 // δ(R h)_t goes to global memory from the tile, once complete (in step t-1):
-// 16 bytes a store, the CTA's dims of each row and gate. Where the cell's δWx
-// equals δ(R h) (Cell::kDrhIsDwx) that store writes d_wx too; otherwise each
-// thread stores its δWx from registers.
+// 16 bytes a store, the CTA's dims of each row and gate (4-byte stores from
+// each thread's registers, 8 rows apart, had kept the memory pipe busy:
+// docs/kernels.md v12). d_rh is laid out for δR's one GEMM (from d_wx it took 4
+// strided GEMMs, v10f). Where the cell's δWx equals δ(R h) (Cell::kDrhIsDwx)
+// the same 16 bytes go to d_wx; otherwise each thread stores its δWx from
+// registers.
 #pragma once
 
 #include <type_traits>
