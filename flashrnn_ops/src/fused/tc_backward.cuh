@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // cache and states(t-1) floats of [row][cache slots, state slots][Dc], the
   // [row][state slots][Dc] storage values), as their source at step 0 and
   // their offset in the stage. A row past the batch copies the batch's last
-  // row (what it computes is never stored), so no copy needs a predicate, and
-  // each part's step offset is one uniform value: a copy is an add and the copy.
+  // row (see the top), so no copy needs a predicate, and each part's step
+  // offset is one uniform value: a copy is an add and the copy.
   // Of the states only the slots the cell's backward reads (NR of NS).
   constexpr unsigned kRead = Cell::kStatesReadBack;
   constexpr int NR = read_state_count(kRead);
