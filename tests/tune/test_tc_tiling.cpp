@@ -79,11 +79,8 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   // the forward also over it with K split in two (an even gate count and an
   // even number of k-tiles), and over kTcSplitRRegisters per share with its
   // first kRegisterRKTiles k-tiles in registers, kSharedRKTiles in shared memory.
-  // Both split K the same way, all in registers, on CTAs of at most
-  // kTcSplitCtaWarps warps for their dims (an even gate count and k-tiles).
   const bool in_registers = fused::tc_r_registers(C::kGates, D) <= fused::kTcMaxRRegisters;
-  const bool few_warps = T::kDimWarps <= fused::kTcSplitCtaWarps;
-  EXPECT_EQ(T::kKSplit, (!in_registers || few_warps) && C::kGates % 2 == 0 && D % 32 == 0 ? 2 : 1);
+  EXPECT_EQ(T::kKSplit, !in_registers && C::kGates % 2 == 0 && D % 32 == 0 ? 2 : 1);
   EXPECT_EQ(T::kRRegisters, T::kDGroupsPerWarp * C::kGates * (D / 16) * 2 / T::kKSplit);
   EXPECT_EQ(T::kThreads, 32 * T::kDimWarps * T::kKSplit);
   EXPECT_EQ(T::kBackwardCompiled, in_registers);
@@ -321,54 +318,50 @@ TEST(TcTiling, HandCheckedSelections) {
   const DeviceProps h200 = device_fixture("h200");
   // LSTM 12x64 bf16 on the H200 (clusters), batch 16: 64 / 8 = 8 warps; an even
   // gate count with clusters takes at most 4 per CTA (tc_cta_warp_cap), so the
-  // fewest c with c | 8 and 8 / c <= 4 is 2: 2 CTAs of 4 warps, 32 dims each;
-  // 4 warps and 4 k-tiles (an even number) split K: 256 threads; 12 heads x 1
-  // tile x 2 = 24 CTAs. R 4·1·64/8 / 2 = 16 (= 4·64·64·2 / (4 · 256 · 2));
-  // working 44 + 4·4 = 60.
-  // Forward (kStages 5, Wx of the CTA's 32 dims, h of the whole head, partial sums):
-  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (64 + 8)) · 2 + 8 · 256 · 4 = (10880 + 2304) · 2
-  //   + 8192 = 34560 B.
+  // fewest c with c | 8 and 8 / c <= 4 is 2: 2 CTAs of 4 warps, 32 dims each,
+  // 128 threads; 12 heads x 1 tile x 2 = 24 CTAs. R 4·1·64/8 = 32
+  // (= 4·64·64·2 / (4 · 128 · 2)); working 44 + 4·4 = 60.
+  // Forward (kStages 5, Wx of the CTA's 32 dims, h of the whole head):
+  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (64 + 8)) · 2 = (10880 + 2304) · 2 = 26368 B.
   // Backward stage: 16 · ((6·32 + 4) · 4 + (2·32 + 8) · 2) = 16 · (784 + 144) = 14848 B;
-  // delta tiles 2 · 16 · (4·64 + 8) · 2 = 16896 B; partial sums 8 · 256 = 2048 B;
-  // four stages 59392 + 16896 + 2048 = 78336 B <= 232448: prefetch 3.
+  // delta tiles 2 · 16 · (4·64 + 8) · 2 = 16896 B; four stages 59392 + 16896 = 76288 B
+  // <= 232448: prefetch 3.
   TcSelection s = select_tc_config(h200, FusedShape{Cell::kLstm, 12, 64, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cta_warp_cap, 4);
   EXPECT_EQ(s.config->cluster, 2);
   EXPECT_EQ(s.config->cta_dims, 32);
   EXPECT_EQ(s.config->warps, 4);
-  EXPECT_EQ(s.config->k_split, 2);
-  EXPECT_EQ(s.config->threads, 256);
+  EXPECT_EQ(s.config->threads, 128);
   EXPECT_EQ(s.config->d_groups_per_warp, 1);
   EXPECT_EQ(s.config->ctas, 24);
-  EXPECT_EQ(s.config->r_registers_per_thread, 16);
+  EXPECT_EQ(s.config->r_registers_per_thread, 32);
   EXPECT_EQ(s.config->working_registers, 60);
-  EXPECT_EQ(s.config->register_cap, 255);  // min(255, 65536 / 256 = 256)
-  EXPECT_EQ(s.config->forward_smem_bytes, 34560);
+  EXPECT_EQ(s.config->register_cap, 255);  // min(255, 65536 / 128 = 512)
+  EXPECT_EQ(s.config->forward_smem_bytes, 26368);
   EXPECT_EQ(s.config->backward_stage_bytes, 14848);
-  EXPECT_EQ(s.config->backward_smem_bytes, 78336);
+  EXPECT_EQ(s.config->backward_smem_bytes, 76288);
   EXPECT_EQ(s.config->backward_prefetch, 3);
-  EXPECT_FALSE(s.config->may_spill());  // 16 + 136 = 152 <= 255
+  EXPECT_FALSE(s.config->may_spill());  // 32 + 136 = 168 <= 255
   EXPECT_TRUE(contains(describe(*s.config), "2 CTAs per head (cluster, 32 dims each)"))
       << describe(*s.config);
 
   // LSTM 6x128: 16 warps; 2 CTAs of 8 and 3 (no divisor) do not do, 4 CTAs of 4
-  // warps do: cluster 4, 32 dims, K split: 256 threads, 6 x 1 x 4 = 24 CTAs; R
-  // 4·128/8 / 2 = 32. Forward (5 · 16 · 136 + 2 · 16 · (128 + 8)) · 2 + 8192 =
-  // (10880 + 4352) · 2 + 8192 = 38656 B. Backward: stage 14848 B (32 dims as
-  // above), delta tiles 2 · 16 · (4·128 + 8) · 2 = 33280 B, partial sums 2048 B:
-  // four stages 59392 + 33280 + 2048 = 94720 B.
+  // warps do: cluster 4, 32 dims, 128 threads, 6 x 1 x 4 = 24 CTAs; R 4·128/8 = 64.
+  // Forward (5 · 16 · 136 + 2 · 16 · (128 + 8)) · 2 = (10880 + 4352) · 2 = 30464 B.
+  // Backward: stage 14848 B (32 dims as above), delta tiles 2 · 16 · (4·128 + 8) · 2
+  // = 33280 B: four stages 59392 + 33280 = 92672 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 6, 128, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 4);
   EXPECT_EQ(s.config->cta_dims, 32);
   EXPECT_EQ(s.config->warps, 4);
-  EXPECT_EQ(s.config->threads, 256);
+  EXPECT_EQ(s.config->threads, 128);
   EXPECT_EQ(s.config->ctas, 24);
-  EXPECT_EQ(s.config->r_registers_per_thread, 32);
+  EXPECT_EQ(s.config->r_registers_per_thread, 64);
   EXPECT_EQ(s.config->register_cap, 255);
-  EXPECT_EQ(s.config->forward_smem_bytes, 38656);
-  EXPECT_EQ(s.config->backward_smem_bytes, 94720);
+  EXPECT_EQ(s.config->forward_smem_bytes, 30464);
+  EXPECT_EQ(s.config->backward_smem_bytes, 92672);
   EXPECT_EQ(s.config->backward_prefetch, 3);
   EXPECT_FALSE(s.config->may_spill());
 
@@ -386,51 +379,49 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->ctas, 6);
 
   // LSTM 3x256: 256 / 8 = 32 warps; the fewest c <= 8 with c | 32 and 32 / c <= 4
-  // is 8: a cluster of 8 CTAs of 4 warps, 32 dims each, K split (256 threads). R
-  // 4·256·256·2 / (4 · 256 · 8) = 64 = 4·1·256/8 / 2 registers (all of R at the
-  // cap of 128, split in two); working 60. Grid 3 heads x 1 tile x 8 = 24 CTAs.
-  // Forward: Wx stages of the CTA's 32 dims, h tiles of the whole head, partial sums:
-  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (256 + 8)) · 2 + 8192 = (10880 + 8448) · 2 + 8192
-  //   = 46848 B.
+  // is 8: a cluster of 8 CTAs of 4 warps (128 threads), 32 dims each. R
+  // 4·256·256·2 / (4 · 128 · 8) = 128 = 4·1·256/8 registers, at the cap; working
+  // 60. Grid 3 heads x 1 tile x 8 = 24 CTAs.
+  // Forward: Wx stages of the CTA's 32 dims, h tiles of the whole head:
+  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (256 + 8)) · 2 = (10880 + 8448) · 2 = 38656 B.
   // Backward stage (the CTA's 32 dims) 14848 B as above; delta tiles (the whole head)
-  //   2 · 16 · (4·256 + 8) · 2 = 66048 B; partial sums 2048 B; four stages 59392 +
-  //   66048 + 2048 = 127488 B <= 232448, so prefetch 3. Estimated 64 + 136 = 200.
+  //   2 · 16 · (4·256 + 8) · 2 = 66048 B; four stages 59392 + 66048 = 125440 B
+  //   <= 232448, so prefetch 3. Estimated 128 + 136 = 264 > 255: may spill.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 3, 256, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 8);
   EXPECT_EQ(s.config->cta_dims, 32);
   EXPECT_EQ(s.config->warps, 4);
-  EXPECT_EQ(s.config->threads, 256);
-  EXPECT_EQ(s.config->r_registers_per_thread, 64);
+  EXPECT_EQ(s.config->threads, 128);
+  EXPECT_EQ(s.config->r_registers_per_thread, 128);
   EXPECT_EQ(s.config->working_registers, 60);
   EXPECT_EQ(s.config->register_cap, 255);
   EXPECT_EQ(s.config->batch_tiles, 1);
   EXPECT_EQ(s.config->ctas, 24);
-  EXPECT_EQ(s.config->forward_smem_bytes, 46848);
+  EXPECT_EQ(s.config->forward_smem_bytes, 38656);
   EXPECT_EQ(s.config->backward_stage_bytes, 14848);
-  EXPECT_EQ(s.config->backward_smem_bytes, 127488);
+  EXPECT_EQ(s.config->backward_smem_bytes, 125440);
   EXPECT_EQ(s.config->backward_prefetch, 3);
-  EXPECT_FALSE(s.config->may_spill());
+  EXPECT_TRUE(s.config->may_spill());
   EXPECT_TRUE(contains(describe(*s.config), "8 CTAs per head (cluster, 32 dims each)"))
       << describe(*s.config);
 
   // LSTM 192: 24 warps; c = 2, 3, 4 leave 12, 8, 6 > 4, 5 does not divide 24,
-  // 6 CTAs of 4 do: cluster 6, 32 dims each, K split; R 4·192/8 / 2 = 48. Forward
-  // (5 · 16 · 136 + 2 · 16 · 200) · 2 + 8192 = (10880 + 6400) · 2 + 8192 = 42752 B;
-  // backward 4 · 14848 + 2 · 16 · (4·192 + 8) · 2 + 2048 = 59392 + 49664 + 2048 = 111104 B.
+  // 6 CTAs of 4 do: cluster 6, 32 dims each; R 4·192/8 = 96. Forward
+  // (5 · 16 · 136 + 2 · 16 · 200) · 2 = (10880 + 6400) · 2 = 34560 B; backward
+  // 4 · 14848 + 2 · 16 · (4·192 + 8) · 2 = 59392 + 49664 = 109056 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 192, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 6);
   EXPECT_EQ(s.config->cta_dims, 32);
-  EXPECT_EQ(s.config->threads, 256);
-  EXPECT_EQ(s.config->r_registers_per_thread, 48);
+  EXPECT_EQ(s.config->threads, 128);
+  EXPECT_EQ(s.config->r_registers_per_thread, 96);
   EXPECT_EQ(s.config->ctas, 6);
-  EXPECT_EQ(s.config->forward_smem_bytes, 42752);
-  EXPECT_EQ(s.config->backward_smem_bytes, 111104);
+  EXPECT_EQ(s.config->forward_smem_bytes, 34560);
+  EXPECT_EQ(s.config->backward_smem_bytes, 109056);
 
   // LSTM 48 and 80: 6 warps, 2 CTAs of 3 (24 dims, 96 threads); 10 warps: 2 CTAs
-  // of 5 are too many, 5 CTAs of 2 (16 dims, 64 threads). Neither splits K: 3
-  // and 5 k-tiles.
+  // of 5 are too many, 5 CTAs of 2 (16 dims, 64 threads).
   s = select_tc_config(h200, Cell::kLstm, 48, 16, DType::kBf16);
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 2);
@@ -628,7 +619,7 @@ TEST(TcTiling, DevicesWithoutClustersRunWholeHeadsOnly) {
   EXPECT_EQ(s.needs->cluster, 3);
   EXPECT_EQ(s.needs->cta_dims, 32);
   // LSTM 256 takes a cluster of 8 CTAs of 4 warps there; with the cluster
-  // lifted, what the H200 runs: 127488 B backward.
+  // lifted, what the H200 runs: 125440 B backward.
   s = select_tc_config(a100, Cell::kLstm, 256, 16, DType::kBf16);
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "cluster_fits");
@@ -637,7 +628,7 @@ TEST(TcTiling, DevicesWithoutClustersRunWholeHeadsOnly) {
       << s.reason;
   ASSERT_TRUE(s.needs);
   EXPECT_EQ(s.needs->cluster, 8);
-  EXPECT_EQ(s.needs->backward_smem_bytes, 127488);
+  EXPECT_EQ(s.needs->backward_smem_bytes, 125440);
   // Elman 144: 9 warps of 16 dims, a cluster of 3 (cap 8).
   s = select_tc_config(a100, Cell::kElman, 144, 16, DType::kBf16);
   ASSERT_FALSE(s.config);

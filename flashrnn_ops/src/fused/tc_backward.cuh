@@ -17,13 +17,6 @@
 // kPrefetch steps ahead. The carried gradients and δb stay in fp32 registers;
 // δR is one GEMM after the kernel (recurrent_weight_gradient).
 //
-// Where the tiling splits K (TcTiling::kKSplit: an LSTM or sLSTM CTA of at
-// most 4 warps for its dims) two warps share each group of dims: each
-// multiplies half of δ(R h) by its half of Rᵀ, they hand each other the sums
-// for the other's row through shared memory, and each runs the cell on one of
-// the two rows of the thread's elements. Two warps per scheduler then hide
-// each other's latencies, each with half the chain of MMAs and half the cell.
-//
 // A row of the CTA past the batch reads everything the batch's last row reads,
 // so it computes exactly that row's values (an MMA's rows do not mix) and its
 // stores in the loop write the same values to the same addresses: the step has
@@ -58,51 +51,40 @@ constexpr int nth_read_state(unsigned mask, int i) {  // the slot of the i-th se
   return -1;
 }
 
-// 16-byte copies per thread of a part of `chunks` chunks, the last one maybe none.
-constexpr int copies_per_thread(int chunks, int threads) { return (chunks + threads - 1) / threads; }
-
 // kResets: whether a reset mask is given (see tc_forward_kernel).
 template <class Cell, class S, int D, int kCluster, bool kResets>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads) {
   using K = TcBackward<Cell, S, D, kCluster>;
   constexpr int G = Cell::kGates, NG = K::kGroups, KT = G * D / 16, Dc = K::kCtaDims;
-  // K split over KS warps per group of dims, KW k-tiles each; a warp runs the cell on RW of the 2 rows.
-  constexpr int KS = K::Tiling::kKSplit, KW = KT / KS, RW = 2 / KS;
   constexpr int C = Cell::kCache, NS = Cell::kStates;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ uint64_t tile_barriers[2];  // the cluster's exchange
   S* delta_tiles = reinterpret_cast<S*>(smem + kStages * K::stage_bytes());  // [2][16][kDeltaPitch]
-  float2* partials = reinterpret_cast<float2*>(delta_tiles + 2 * kTcRows * K::kDeltaPitch);  // [dim warp][KS][NG][32]
   const Exchange exchange(smem, tile_barriers, kTcRows * G * D * sizeof(S));
 
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % K::Tiling::kDimWarps;
-  const int k_part = threadIdx.x / 32 / K::Tiling::kDimWarps;  // which KW k-tiles of K: 16·KW·k_part …
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int d0 = int(blockIdx.x % kCluster) * Dc;
   const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
-  // This thread's elements: rows row(r) (r = 0, 1), dims dim(j) (+1); it runs
-  // the cell on the rows row(owned(rr)), rr < RW: both, or with K split its part's.
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
-  const auto owned = [&](int rr) { return KS == 1 ? rr : k_part; };
   const auto source_row = [&](int r) { return b0 + r < batch ? b0 + r : batch - 1; };  // see the top
   const auto dim = [&](int j) { return d0 + 8 * (warp * NG + j) + 2 * (lane % 4); };
 
-  // Rᵀ as B fragments: column k = d0 + 8·group + lane/4, K index (g, d) =
-  // 16·(KW·k_part + kt) + 2·(lane%4) (+1, +8, +9) for the part's k-tiles kt < KW.
-  uint32_t r_frag[NG][KW][2];
+  // Rᵀ as B fragments: column k = d0 + 8·group + lane/4, K index (g, d) = 16·kt + 2·(lane%4) (+1, +8, +9).
+  uint32_t r_frag[NG][KT][2];
   const S* r_head = r_heads + n * G * D * D;
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int kt = 0; kt < KW; ++kt)
+    for (int kt = 0; kt < KT; ++kt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const S* w = r_head + int64_t(16 * (KW * k_part + kt) + 8 * half + 2 * (lane % 4)) * D + d0 +
-                     8 * (warp * NG + j) + lane / 4;
+        const S* w = r_head + int64_t(16 * kt + 8 * half + 2 * (lane % 4)) * D + d0 + 8 * (warp * NG + j) +
+                     lane / 4;
         r_frag[j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
       }
 
@@ -112,16 +94,14 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // their offset in the stage. A row past the batch copies the batch's last
   // row (see the top), so no copy needs a predicate, and each part's step
   // offset is one uniform value: a copy is an add and the copy.
-  // Of the states only the slots the cell's backward reads (NR of NS). Where
-  // a part's chunks do not divide by the threads, the first threads (whole
-  // warps: every part is a multiple of 32 chunks) take one more (`mine`).
+  // Of the states only the slots the cell's backward reads (NR of NS).
   constexpr unsigned kRead = Cell::kStatesReadBack;
-  constexpr int NR = read_state_count(kRead), kReadSlots = NR > 0 ? NR : 1;  // (a divisor: no copies without)
-  constexpr int kCacheChunks = kTcRows * C * Dc / 4, kStateChunks = kTcRows * NR * Dc / 4;
-  constexpr int kGradChunks = kTcRows * NS * Dc / 8;
-  constexpr int kCacheCopies = copies_per_thread(kCacheChunks, kThreads), kStateCopies = copies_per_thread(kStateChunks, kThreads);
-  constexpr int kGradCopies = copies_per_thread(kGradChunks, kThreads);
-  const auto mine = [&](int i, int chunks) { return chunks % kThreads == 0 || int(threadIdx.x) + i * kThreads < chunks; };
+  constexpr int NR = read_state_count(kRead);
+  constexpr int kCacheCopies = kTcRows * C * Dc / 4 / kThreads, kStateCopies = kTcRows * NR * Dc / 4 / kThreads;
+  constexpr int kGradCopies = kTcRows * NS * Dc / 8 / kThreads;
+  static_assert(kCacheCopies * kThreads == kTcRows * C * Dc / 4 && kStateCopies * kThreads == kTcRows * NR * Dc / 4 &&
+                    kGradCopies * kThreads == kTcRows * NS * Dc / 8,
+                "whole chunks per thread");
   const float *cache_from[kCacheCopies], *state_from[kStateCopies > 0 ? kStateCopies : 1];
   const S* grad_from[kGradCopies];
   int cache_to[kCacheCopies], state_to[kStateCopies > 0 ? kStateCopies : 1], grad_to[kGradCopies];
@@ -135,7 +115,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
   for (int i = 0; i < kStateCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
-    const int r = c / (kReadSlots * Dc / 4), s = nth_read_state(kRead, c / (Dc / 4) % kReadSlots), part = c % (Dc / 4);
+    const int r = c / (NR * Dc / 4), s = nth_read_state(kRead, c / (Dc / 4) % NR), part = c % (Dc / 4);
     state_from[i] = &p.states.at(0, source_row(r), s, n, d0 + 4 * part);
     state_to[i] = r * K::kFloatPitch + (C + s) * Dc + 4 * part;
   }
@@ -153,19 +133,16 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       S* grads = reinterpret_cast<S*>(stage + kTcRows * K::kFloatPitch * 4);
       const int64_t cache_step = t * p.cache.time_stride;
 #pragma unroll
-      for (int i = 0; i < kCacheCopies; ++i)
-        if (mine(i, kCacheChunks)) mma::copy_async_16(floats + cache_to[i], cache_from[i] + cache_step);
+      for (int i = 0; i < kCacheCopies; ++i) mma::copy_async_16(floats + cache_to[i], cache_from[i] + cache_step);
       if (kStateCopies > 0 && t > 0) {  // states(t-1)
         const int64_t states_step = (t - 1) * p.states.time_stride;
 #pragma unroll
-        for (int i = 0; i < kStateCopies; ++i)
-          if (mine(i, kStateChunks)) mma::copy_async_16(floats + state_to[i], state_from[i] + states_step);
+        for (int i = 0; i < kStateCopies; ++i) mma::copy_async_16(floats + state_to[i], state_from[i] + states_step);
       }
       if (p.d_states.ptr) {
         const int64_t grad_step = t * p.d_states.time_stride;
 #pragma unroll
-        for (int i = 0; i < kGradCopies; ++i)
-          if (mine(i, kGradChunks)) mma::copy_async_16(grads + grad_to[i], grad_from[i] + grad_step);
+        for (int i = 0; i < kGradCopies; ++i) mma::copy_async_16(grads + grad_to[i], grad_from[i] + grad_step);
       }
     }
     mma::commit_copies();  // one group per step, empty or not
@@ -175,30 +152,31 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // Step t writes δ(R h)_t into tile t & 1, for the filling (T-1-t)/2 of that tile.
   const auto filling = [&](int t) { return uint32_t(int(steps) - 1 - t) >> 1; };
 
-  // Per element [group][owned row][dim pair]: states(t) (read as states(t-1)
-  // one step earlier), the carried gradients, and the sums for δb and δs0.
-  float s_next[NG][RW][2][NS], carry[NG][RW][2][NS] = {}, d_s0[NG][RW][2][NS] = {};
-  float d_bias[NG][RW][2][Cell::kBiases] = {};
+  // Per element [group][row][dim pair]: states(t) (read as states(t-1) one
+  // step earlier), the carried gradients, and the sums for δb and δs0.
+  float s_next[NG][2][2][NS], carry[NG][2][2][NS] = {}, d_s0[NG][2][2][NS] = {};
+  float d_bias[NG][2][2][Cell::kBiases] = {};
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int rr = 0; rr < RW; ++rr)
+    for (int r = 0; r < 2; ++r)
 #pragma unroll
       for (int e = 0; e < 2; ++e)
 #pragma unroll
         for (int s = 0; s < NS; ++s)
-          s_next[j][rr][e][s] =
-              (kRead >> s & 1u) ? p.states.at(steps - 1, source_row(row(owned(rr))), s, n, dim(j) + e) : 0.f;
+          s_next[j][r][e][s] =
+              (kRead >> s & 1u) ? p.states.at(steps - 1, source_row(row(r)), s, n, dim(j) + e) : 0.f;
 
   constexpr bool kDwxFromTile = Cell::kDrhIsDwx;
-  S* d_wx_at[NG][RW];  // where δWx does not come from the tile
+  S* d_wx_at[NG][2];  // where δWx does not come from the tile
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int rr = 0; rr < RW; ++rr) d_wx_at[j][rr] = element_origin(p.d_wx, source_row(row(owned(rr))), n, dim(j));
+    for (int r = 0; r < 2; ++r) d_wx_at[j][r] = element_origin(p.d_wx, source_row(row(r)), n, dim(j));
 
   // The stores from the tile: this thread's 16-byte chunks of [row][gate][Dc].
-  constexpr int kTileChunks = kTcRows * G * Dc / 8, kTileCopies = copies_per_thread(kTileChunks, kThreads);
+  constexpr int kTileCopies = kTcRows * G * Dc / 8 / kThreads;
+  static_assert(kTileCopies * kThreads == kTcRows * G * Dc / 8, "whole chunks per thread");
   S *rh_to[kTileCopies], *wx_to[kTileCopies];
   int tile_from[kTileCopies];
 #pragma unroll
@@ -213,64 +191,35 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     const S* tile = delta_tiles + int(t & 1) * kTcRows * K::kDeltaPitch;
 #pragma unroll
     for (int i = 0; i < kTileCopies; ++i) {
-      if (!mine(i, kTileChunks)) continue;
       const uint4 v = *reinterpret_cast<const uint4*>(tile + tile_from[i]);
       *reinterpret_cast<uint4*>(rh_to[i] + t * p.d_rh.time_stride) = v;
       if constexpr (kDwxFromTile) *reinterpret_cast<uint4*>(wx_to[i] + t * p.d_wx.time_stride) = v;
     }
   };
 
-  // dh[group][owned row][dim pair]: Σ over K of δ(R h)_{t+1} Rᵀ in kChains
-  // accumulator sets, so the dependent MMAs per set are KW / kChains (the
-  // forward's: D / 16 per gate). Four where R leaves registers for them (more
-  // spill at 192 dims and up).
-  constexpr int kChains = KW % 4 == 0 && K::Tiling::kRRegisters <= 64 ? 4 : KW % 2 == 0 ? 2 : 1;
-  const auto gradient_through_r = [&](int64_t t_next, float (&dh)[NG][RW][2]) {
-    const S* delta = delta_tiles + int(t_next & 1) * kTcRows * K::kDeltaPitch + 16 * KW * k_part;
+  // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ in kChains accumulator sets, so
+  // the dependent MMAs per set are KT / kChains (the forward's: D / 16 per gate).
+  // Four where R leaves registers for them (more spill at 192 dims and up).
+  constexpr int kChains = KT % 4 == 0 && K::Tiling::kRRegisters <= 64 ? 4 : KT % 2 == 0 ? 2 : 1;
+  const auto gradient_through_r = [&](int64_t t_next, float (&dh)[NG][4]) {
+    const S* delta = delta_tiles + int(t_next & 1) * kTcRows * K::kDeltaPitch;
     float acc[kChains][NG][4] = {};
 #pragma unroll
-    for (int kt = 0; kt < KW; ++kt) {
+    for (int kt = 0; kt < KT; ++kt) {
       uint32_t a[4];
       mma::load_a_fragment(a, delta + 16 * kt, K::kDeltaPitch);
 #pragma unroll
       for (int j = 0; j < NG; ++j) mma::mma_16816<S>(acc[kt % kChains][j], a, r_frag[j][kt]);
     }
-    float sum[NG][4];  // [group][c]: c = 2·r + e holds row r, dim e of the pair
 #pragma unroll
     for (int j = 0; j < NG; ++j)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        sum[j][c] = acc[0][j][c];
+        float g = acc[0][j][c];
 #pragma unroll
-        for (int q = 1; q < kChains; ++q) sum[j][c] += acc[q][j][c];
+        for (int q = 1; q < kChains; ++q) g += acc[q][j][c];
+        dh[j][c] = p.gradient_clip > 0.f ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
       }
-    if constexpr (KS == 2) {
-      // Each part hands the other its sums for the other's row and adds the other's to its own.
-      const int mine_at = (warp * KS + k_part) * NG, theirs_at = (warp * KS + 1 - k_part) * NG;
-#pragma unroll
-      for (int j = 0; j < NG; ++j)
-        partials[(mine_at + j) * 32 + lane] =
-            k_part ? make_float2(sum[j][0], sum[j][1]) : make_float2(sum[j][2], sum[j][3]);
-      mma::sync_warps(1 + warp, 64);  // the two warps of this group of dims
-#pragma unroll
-      for (int j = 0; j < NG; ++j) {
-        const float2 other = partials[(theirs_at + j) * 32 + lane];
-        dh[j][0][0] = (k_part ? sum[j][2] : sum[j][0]) + other.x;
-        dh[j][0][1] = (k_part ? sum[j][3] : sum[j][1]) + other.y;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < NG; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) dh[j][c / 2][c % 2] = sum[j][c];
-    }
-    if (p.gradient_clip > 0.f)
-#pragma unroll
-      for (int j = 0; j < NG; ++j)
-#pragma unroll
-        for (int rr = 0; rr < RW; ++rr)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) dh[j][rr][e] = cells::clamp_(dh[j][rr][e], -p.gradient_clip, p.gradient_clip);
   };
 
   // Step t. `last` (t = T-1: nothing comes back through R, d_last comes in) and
@@ -289,7 +238,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     }
     exchange.expect(t & 1);
 
-    float dh[NG][RW][2] = {};
+    float dh[NG][4] = {};
     if (through_r && !last) gradient_through_r(t + 1, dh);
 
     const unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
@@ -299,8 +248,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
     for (int j = 0; j < NG; ++j)
 #pragma unroll
-      for (int rr = 0; rr < RW; ++rr) {
-        const int r = owned(rr);
+      for (int r = 0; r < 2; ++r) {
         const int64_t b = source_row(row(r));
         const int d = dim(j);
         const float* f = floats + row(r) * K::kFloatPitch + d - d0;
@@ -325,9 +273,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             s_prev[e][s] = from_initial ? p.s0.at(0, b, s, n, d + e) : (e ? prev.y : prev.x);
-            ds[e][s] = carry[j][rr][e][s] + (s == 0 ? dh[j][rr][e] : 0.f);
+            ds[e][s] = carry[j][r][e][s] + (s == 0 ? dh[j][2 * r + e] : 0.f);
             if (reset_next) {  // step t+1 started from s0: what reaches s_t belongs to s0
-              d_s0[j][rr][e][s] += ds[e][s];
+              d_s0[j][r][e][s] += ds[e][s];
               ds[e][s] = 0.f;
             }
             ds[e][s] += e ? ext.y : ext.x;
@@ -339,21 +287,21 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           float db[Cell::kBiases], ds_prev[NS];
-          Cell::template backward<float, cells::FastMath>(cache[e], s_prev[e], s_next[j][rr][e], ds[e],
+          Cell::template backward<float, cells::FastMath>(cache[e], s_prev[e], s_next[j][r][e], ds[e],
                                                           dwx[e], drh[e], db, ds_prev);
 #pragma unroll
-          for (int k = 0; k < Cell::kBiases; ++k) d_bias[j][rr][e][k] += db[k];
+          for (int k = 0; k < Cell::kBiases; ++k) d_bias[j][r][e][k] += db[k];
 #pragma unroll
           for (int s = 0; s < NS; ++s) {
-            carry[j][rr][e][s] = ds_prev[s];
-            s_next[j][rr][e][s] = s_next_prev[s][e];
+            carry[j][r][e][s] = ds_prev[s];
+            s_next[j][r][e][s] = s_next_prev[s][e];
           }
         }
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, mma::pack<S>(drh[0][g], drh[1][g]));
           if constexpr (!kDwxFromTile)
-            *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][rr], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
+            *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
         }
       }
   };
@@ -366,22 +314,22 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   exchange.wait(0, filling(0));  // by every CTA of a cluster: the last exchange
   store_tile(0);
 
-  float dh[NG][RW][2] = {};
+  float dh[NG][4] = {};
   if (through_r) gradient_through_r(0, dh);
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll
-    for (int rr = 0; rr < RW; ++rr) {
-      const int64_t b = b0 + row(owned(rr));
+    for (int r = 0; r < 2; ++r) {
+      const int64_t b = b0 + row(r);
       if (b >= batch) continue;
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int d = dim(j) + e;
 #pragma unroll
         for (int s = 0; s < NS; ++s)
-          p.d_s0.at(0, b, s, n, d) += d_s0[j][rr][e][s] + carry[j][rr][e][s] + (s == 0 ? dh[j][rr][e] : 0.f);
+          p.d_s0.at(0, b, s, n, d) += d_s0[j][r][e][s] + carry[j][r][e][s] + (s == 0 ? dh[j][2 * r + e] : 0.f);
 #pragma unroll
-        for (int k = 0; k < Cell::kBiases; ++k) p.d_bias.at(0, b, k, n, d) += d_bias[j][rr][e][k];
+        for (int k = 0; k < Cell::kBiases; ++k) p.d_bias.at(0, b, k, n, d) += d_bias[j][r][e][k];
       }
     }
 }

@@ -65,31 +65,19 @@ constexpr int tc_r_registers(int gates, int head_dim) {
   return gates * (gates % 2 == 0 ? 1 : 2) * head_dim / 8;
 }
 
-// Whether R's fragments exceed kTcMaxRRegisters, so that only a forward with
-// K split runs (an LSTM or sLSTM head whose D/16 k-tiles split evenly).
-constexpr bool tc_wide_k_split(int gates, int head_dim) {
-  return tc_r_registers(gates, head_dim) > kTcMaxRRegisters && gates % 2 == 0 && head_dim % 32 == 0;
-}
-
-// Warps per group of dims, each multiplying its share of K (both kernels): 2
-// for an LSTM or sLSTM head whose D/16 k-tiles split evenly where R exceeds
-// the register cap (tc_wide_k_split) or where the CTA has at most
-// kTcSplitCtaWarps warps for its dims: there one warp per scheduler ran a
-// step's whole chain of dependent instructions alone (docs/kernels.md v13),
-// with the split two warps per scheduler hide each other's latencies, each
-// with half the MMAs and the cell on one of the two rows. Else 1.
-constexpr int tc_k_split(int gates, int head_dim, int dim_warps) {
-  const bool splits = gates % 2 == 0 && head_dim % 32 == 0;
-  return tc_wide_k_split(gates, head_dim) || (splits && dim_warps <= kTcSplitCtaWarps) ? 2 : 1;
+// Warps per group of dims, each multiplying its share of K: 2 for an LSTM or
+// sLSTM head whose R exceeds kTcMaxRRegisters and whose D/16 k-tiles split
+// evenly, else 1.
+constexpr int tc_k_split(int gates, int head_dim) {
+  return tc_r_registers(gates, head_dim) > kTcMaxRRegisters && gates % 2 == 0 && head_dim % 32 == 0 ? 2 : 1;
 }
 
 // Of a warp's k-tiles per gate (D/16 over the K split), how many the forward
-// keeps in shared memory: those past kTcSplitRRegisters' worth where R
-// exceeds the register cap.
+// keeps in shared memory: those past kTcSplitRRegisters' worth where K is split.
 constexpr int tc_shared_r_ktiles(int gates, int head_dim) {
-  const int k_tiles = head_dim / 16 / 2;
+  const int k_tiles = head_dim / 16 / tc_k_split(gates, head_dim);
   const int in_registers = kTcSplitRRegisters / (2 * gates);
-  return !tc_wide_k_split(gates, head_dim) || k_tiles <= in_registers ? 0 : k_tiles - in_registers;
+  return tc_k_split(gates, head_dim) == 1 || k_tiles <= in_registers ? 0 : k_tiles - in_registers;
 }
 
 // Shared memory per CTA, all in bytes: what the kernels are laid out for (an
@@ -102,9 +90,8 @@ constexpr int tc_shared_r_ktiles(int gates, int head_dim) {
 constexpr int64_t kTcSmemBudget = 227 * 1024;
 constexpr int tc_forward_prefetch(int gates, int head_dim) { return tc_shared_r_ktiles(gates, head_dim) > 0 ? 1 : 4; }
 constexpr int64_t tc_forward_smem_bytes(int gates, int head_dim, int cluster) {
-  const int cta_dims = head_dim / cluster, groups = gates % 2 == 0 ? 1 : 2;
-  const int dim_warps = cta_dims / (8 * groups), k_split = tc_k_split(gates, head_dim, dim_warps);
-  const int threads = 32 * dim_warps * k_split;
+  const int cta_dims = head_dim / cluster, groups = gates % 2 == 0 ? 1 : 2, k_split = tc_k_split(gates, head_dim);
+  const int dim_warps = cta_dims / (8 * groups), threads = 32 * dim_warps * k_split;
   const int64_t wx_stages = int64_t(tc_forward_prefetch(gates, head_dim) + 1) * kTcRows * (gates * cta_dims + 8) * 2;
   const int64_t h_tiles = 2 * kTcRows * (head_dim + 8) * 2;
   const int64_t r_part = int64_t(tc_shared_r_ktiles(gates, head_dim)) * groups * gates * threads * 8;
@@ -128,7 +115,7 @@ constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
 // the device is the launcher's and the tuner's question, the cluster
 // tc_cluster_size's).
 constexpr bool tc_forward_compiled(int gates, int head_dim) {
-  return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters || tc_wide_k_split(gates, head_dim);
+  return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters || tc_k_split(gates, head_dim) > 1;
 }
 
 // Whether fused/instances/ compiles the backward kernel: R within the register cap.
@@ -145,7 +132,7 @@ struct TcTiling {
   static constexpr int kDGroupsPerWarp = kGates % 2 == 0 ? 1 : 2;
   static constexpr int kCtaDims = kHeadDim / kCluster;
   static constexpr int kDimWarps = kCtaDims / (8 * kDGroupsPerWarp);  // warps per share of K
-  static constexpr int kKSplit = tc_k_split(kGates, kHeadDim, kDimWarps);  // shares of K
+  static constexpr int kKSplit = tc_k_split(kGates, kHeadDim);        // shares of K
   static constexpr int kWarps = kDimWarps * kKSplit;
   static constexpr int kThreads = 32 * kWarps;
   // R's registers per thread (its share of K), of which the forward keeps the
@@ -205,9 +192,8 @@ struct TcForward {
 // The backward's shared memory: a ring of stages, each [16][cache C·Dc,
 // states(t-1) S·Dc (only the slots the cell's backward reads are filled)]
 // floats then [16][S·Dc] storage values (the external gradient of states(t))
-// of the CTA's Dc = kCtaDims dims, two δ(R h) tiles of the whole head and,
-// where K is split, the partial sums of δh the two warps of a group of dims
-// hand each other. As many stages in flight as fit.
+// of the CTA's Dc = kCtaDims dims, and two δ(R h) tiles of the whole head. As
+// many stages in flight as fit.
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -216,14 +202,11 @@ struct TcBackward {
   static constexpr int kFloatPitch = (Cell::kCache + Cell::kStates) * kCtaDims + 4;
   static constexpr int kGradPitch = Cell::kStates * kCtaDims + 8;
   static constexpr int kDeltaPitch = kGates * D + 8;
-  // [dim warp][share][group][lane] float2 of partial sums.
-  static constexpr int64_t kPartialBytes =
-      Tiling::kKSplit > 1 ? int64_t(Tiling::kDimWarps) * Tiling::kKSplit * kGroups * 32 * 8 : 0;
   static constexpr int64_t stage_bytes() {
     return int64_t(kTcRows) * (kFloatPitch * 4 + kGradPitch * int64_t(sizeof(S)));
   }
   static constexpr int64_t bytes_with(int stages) {
-    return stages * stage_bytes() + 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S)) + kPartialBytes;
+    return stages * stage_bytes() + 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S));
   }
   static constexpr int kPrefetch = bytes_with(4) <= kTcSmemBudget   ? 3
                                    : bytes_with(3) <= kTcSmemBudget ? 2

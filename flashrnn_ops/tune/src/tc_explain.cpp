@@ -44,9 +44,7 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
       << (g == 1 ? " gate, odd" : g % 2 == 0 ? " gates, even" : " gates, odd")
       << "), warps = " << c.cta_dims << " / " << 8 * c.d_groups_per_warp
       << (c.k_split > 1 ? ", and with " + std::to_string(c.k_split) +
-                              " warps per group of dims a share of K each" +
-                              (c.backward ? " (at most 4 warps of dims: two per scheduler)"
-                                          : " (R over 128 registers)")
+                              " warps per group of dims a share of K each (R over 128 registers)"
                         : std::string())
       << "\n"
       << "  grid     " << c.ctas << " CTAs = " << shape.heads << " heads x " << c.batch_tiles
@@ -75,8 +73,7 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
   out << "  shared memory     forward " << c.forward_smem_bytes << " B";
   if (c.backward)
     out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
-        << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles"
-        << (c.k_split > 1 ? " + partial sums" : "") << ")";
+        << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles)";
   out << " of " << device.smem_per_block_optin << " B per block\n";
   if (c.backward)
     out << "-> the fused backend runs the tensor-core kernels (backend=auto picks them)\n";
