@@ -153,7 +153,12 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     EXPECT_EQ(c.r_forward_registers, 2 * C::kGates * ng * T::kRegisterRKTiles);
     EXPECT_EQ(c.forward_prefetch, Fw::kPrefetch);
     EXPECT_EQ(c.forward_smem_bytes, Fw::smem_bytes());
-    EXPECT_EQ(c.forward_smem_bytes, fused::tc_forward_smem_bytes(C::kGates, D, K));
+    // What the cluster's choice counts, and the save tiles of an LSTM or sLSTM
+    // head with R in registers: 2 x (S + C + 1) slots x 16 rows x (Dc + 8) floats.
+    EXPECT_EQ(Fw::cluster_counted_bytes(), fused::tc_forward_smem_bytes(C::kGates, D, K));
+    EXPECT_EQ(Fw::kSaveTileBytes, C::kGates % 2 == 0 && T::kBackwardCompiled
+                                      ? 2 * (C::kStates + C::kCache + 1) * 16 * (T::kCtaDims + 8) * 4
+                                      : 0);
     EXPECT_LE(c.forward_smem_bytes, kTcSmemBudget);
   }
   EXPECT_EQ(c.backward_smem_bytes, Bw::smem_bytes());
@@ -321,8 +326,10 @@ TEST(TcTiling, HandCheckedSelections) {
   // fewest c with c | 8 and 8 / c <= 4 is 2: 2 CTAs of 4 warps, 32 dims each,
   // 128 threads; 12 heads x 1 tile x 2 = 24 CTAs. R 4·1·64/8 = 32
   // (= 4·64·64·2 / (4 · 128 · 2)); working 44 + 4·4 = 60.
-  // Forward (kStages 5, Wx of the CTA's 32 dims, h of the whole head):
-  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (64 + 8)) · 2 = (10880 + 2304) · 2 = 26368 B.
+  // Forward (kStages 5, Wx of the CTA's 32 dims, h of the whole head; two save
+  // tiles of 2 + 4 + 1 slots of 16 rows of 32 + 8 floats, 35840 B):
+  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (64 + 8)) · 2 + 35840 = (10880 + 2304) · 2 + 35840
+  //   = 62208 B.
   // Backward stage: 16 · ((6·32 + 4) · 4 + (2·32 + 8) · 2) = 16 · (784 + 144) = 14848 B;
   // delta tiles 2 · 16 · (4·64 + 8) · 2 = 16896 B; four stages 59392 + 16896 = 76288 B
   // <= 232448: prefetch 3.
@@ -338,7 +345,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->r_registers_per_thread, 32);
   EXPECT_EQ(s.config->working_registers, 60);
   EXPECT_EQ(s.config->register_cap, 255);  // min(255, 65536 / 128 = 512)
-  EXPECT_EQ(s.config->forward_smem_bytes, 26368);
+  EXPECT_EQ(s.config->forward_smem_bytes, 62208);
   EXPECT_EQ(s.config->backward_stage_bytes, 14848);
   EXPECT_EQ(s.config->backward_smem_bytes, 76288);
   EXPECT_EQ(s.config->backward_prefetch, 3);
@@ -348,7 +355,8 @@ TEST(TcTiling, HandCheckedSelections) {
 
   // LSTM 6x128: 16 warps; 2 CTAs of 8 and 3 (no divisor) do not do, 4 CTAs of 4
   // warps do: cluster 4, 32 dims, 128 threads, 6 x 1 x 4 = 24 CTAs; R 4·128/8 = 64.
-  // Forward (5 · 16 · 136 + 2 · 16 · (128 + 8)) · 2 = (10880 + 4352) · 2 = 30464 B.
+  // Forward (5 · 16 · 136 + 2 · 16 · (128 + 8)) · 2 + 35840 = (10880 + 4352) · 2 + 35840
+  // = 66304 B (save tiles as above).
   // Backward: stage 14848 B (32 dims as above), delta tiles 2 · 16 · (4·128 + 8) · 2
   // = 33280 B: four stages 59392 + 33280 = 92672 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 6, 128, 16, DType::kBf16});
@@ -360,7 +368,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->ctas, 24);
   EXPECT_EQ(s.config->r_registers_per_thread, 64);
   EXPECT_EQ(s.config->register_cap, 255);
-  EXPECT_EQ(s.config->forward_smem_bytes, 30464);
+  EXPECT_EQ(s.config->forward_smem_bytes, 66304);
   EXPECT_EQ(s.config->backward_smem_bytes, 92672);
   EXPECT_EQ(s.config->backward_prefetch, 3);
   EXPECT_FALSE(s.config->may_spill());
@@ -382,8 +390,9 @@ TEST(TcTiling, HandCheckedSelections) {
   // is 8: a cluster of 8 CTAs of 4 warps (128 threads), 32 dims each. R
   // 4·256·256·2 / (4 · 128 · 8) = 128 = 4·1·256/8 registers, at the cap; working
   // 60. Grid 3 heads x 1 tile x 8 = 24 CTAs.
-  // Forward: Wx stages of the CTA's 32 dims, h tiles of the whole head:
-  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (256 + 8)) · 2 = (10880 + 8448) · 2 = 38656 B.
+  // Forward: Wx stages of the CTA's 32 dims, h tiles of the whole head, save tiles:
+  //   (5 · 16 · (4·32 + 8) + 2 · 16 · (256 + 8)) · 2 + 35840 = (10880 + 8448) · 2 + 35840
+  //   = 74496 B.
   // Backward stage (the CTA's 32 dims) 14848 B as above; delta tiles (the whole head)
   //   2 · 16 · (4·256 + 8) · 2 = 66048 B; four stages 59392 + 66048 = 125440 B
   //   <= 232448, so prefetch 3. Estimated 128 + 136 = 264 > 255: may spill.
@@ -398,7 +407,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->register_cap, 255);
   EXPECT_EQ(s.config->batch_tiles, 1);
   EXPECT_EQ(s.config->ctas, 24);
-  EXPECT_EQ(s.config->forward_smem_bytes, 38656);
+  EXPECT_EQ(s.config->forward_smem_bytes, 74496);
   EXPECT_EQ(s.config->backward_stage_bytes, 14848);
   EXPECT_EQ(s.config->backward_smem_bytes, 125440);
   EXPECT_EQ(s.config->backward_prefetch, 3);
@@ -408,7 +417,7 @@ TEST(TcTiling, HandCheckedSelections) {
 
   // LSTM 192: 24 warps; c = 2, 3, 4 leave 12, 8, 6 > 4, 5 does not divide 24,
   // 6 CTAs of 4 do: cluster 6, 32 dims each; R 4·192/8 = 96. Forward
-  // (5 · 16 · 136 + 2 · 16 · 200) · 2 = (10880 + 6400) · 2 = 34560 B; backward
+  // (5 · 16 · 136 + 2 · 16 · 200) · 2 + 35840 = (10880 + 6400) · 2 + 35840 = 70400 B; backward
   // 4 · 14848 + 2 · 16 · (4·192 + 8) · 2 = 59392 + 49664 = 109056 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 192, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
@@ -417,7 +426,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->threads, 128);
   EXPECT_EQ(s.config->r_registers_per_thread, 96);
   EXPECT_EQ(s.config->ctas, 6);
-  EXPECT_EQ(s.config->forward_smem_bytes, 34560);
+  EXPECT_EQ(s.config->forward_smem_bytes, 70400);
   EXPECT_EQ(s.config->backward_smem_bytes, 109056);
 
   // LSTM 48 and 80: 6 warps, 2 CTAs of 3 (24 dims, 96 threads); 10 warps: 2 CTAs
@@ -480,7 +489,8 @@ TEST(TcTiling, HandCheckedSelections) {
 
   // The same LSTM 12x64 on an A100 (no clusters: the cap is 8, one CTA per
   // head): 8 warps, 64 dims, 256 threads, 12 CTAs; R 32.
-  // Forward (5 · 16 · (4·64 + 8) + 2 · 16 · (64 + 8)) · 2 = (21120 + 2304) · 2 = 46848 B.
+  // Forward (5 · 16 · (4·64 + 8) + 2 · 16 · (64 + 8)) · 2 + 2 · 7 · 16 · (64 + 8) · 4
+  // = (21120 + 2304) · 2 + 64512 = 111360 B.
   // Backward stage 16 · ((6·64 + 4) · 4 + (2·64 + 8) · 2) = 16 · (1552 + 272) = 29184 B;
   // four stages 116736 + 16896 = 133632 B <= 232448 (prefetch 3) and <= the A100's 166912.
   const DeviceProps a100 = device_fixture("a100");
@@ -494,7 +504,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->ctas, 12);
   EXPECT_EQ(s.config->r_registers_per_thread, 32);
   EXPECT_EQ(s.config->register_cap, 255);  // min(255, 65536 / 256 = 256)
-  EXPECT_EQ(s.config->forward_smem_bytes, 46848);
+  EXPECT_EQ(s.config->forward_smem_bytes, 111360);
   EXPECT_EQ(s.config->backward_stage_bytes, 29184);
   EXPECT_EQ(s.config->backward_smem_bytes, 133632);
   EXPECT_EQ(s.config->backward_prefetch, 3);

@@ -42,15 +42,6 @@
 
 namespace flashrnn::fused {
 
-// The state slots a cell's backward reads (Cell::kStatesReadBack, bit s): only
-// those are saved by the recording forward and copied into the stages.
-constexpr int read_state_count(unsigned mask) { return mask ? int(mask & 1u) + read_state_count(mask >> 1) : 0; }
-constexpr int nth_read_state(unsigned mask, int i) {  // the slot of the i-th set bit
-  for (int s = 0; s < 32; ++s)
-    if ((mask >> s & 1u) && i-- == 0) return s;
-  return -1;
-}
-
 // kResets: whether a reset mask is given (see tc_forward_kernel).
 template <class Cell, class S, int D, int kCluster, bool kResets>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
@@ -96,7 +87,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // offset is one uniform value: a copy is an add and the copy.
   // Of the states only the slots the cell's backward reads (NR of NS).
   constexpr unsigned kRead = Cell::kStatesReadBack;
-  constexpr int NR = read_state_count(kRead);
+  constexpr int NR = read_state_count(kRead), kReadSlots = NR > 0 ? NR : 1;  // (a divisor: no copies without)
   constexpr int kCacheCopies = kTcRows * C * Dc / 4 / kThreads, kStateCopies = kTcRows * NR * Dc / 4 / kThreads;
   constexpr int kGradCopies = kTcRows * NS * Dc / 8 / kThreads;
   static_assert(kCacheCopies * kThreads == kTcRows * C * Dc / 4 && kStateCopies * kThreads == kTcRows * NR * Dc / 4 &&
@@ -115,7 +106,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
   for (int i = 0; i < kStateCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
-    const int r = c / (NR * Dc / 4), s = nth_read_state(kRead, c / (Dc / 4) % NR), part = c % (Dc / 4);
+    const int r = c / (kReadSlots * Dc / 4), s = nth_read_state(kRead, c / (Dc / 4) % kReadSlots), part = c % (Dc / 4);
     state_from[i] = &p.states.at(0, source_row(r), s, n, d0 + 4 * part);
     state_to[i] = r * K::kFloatPitch + (C + s) * Dc + 4 * part;
   }

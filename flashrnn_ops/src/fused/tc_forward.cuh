@@ -17,6 +17,13 @@
 // with cp.async while step t computes. The accumulators come out holding every
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
+//
+// What a step saves (the output states; for a backward the states it reads,
+// the cache and h for δR's GEMM) goes, for an LSTM or sLSTM head whose R is in
+// registers, through a shared save tile (TcForward::kSaveTile): step t writes
+// it, step t+1 (after its barrier) copies it to global memory in 16-byte
+// chunks of a row, where a thread's own stores were 8 rows of 4 or 8 bytes
+// each. Other heads store from registers.
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -48,6 +55,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;   // [2][16][kHPitch]
   uint2* r_shared = reinterpret_cast<uint2*>(h_tiles + 2 * kTcRows * K::kHPitch);  // [KW-KR][NG][G][kThreads]
   float2* partials = reinterpret_cast<float2*>(r_shared + (KW - KR) * NG * G * kThreads);  // [dim warp][KS][NG][G][32]
+  float* save_tiles = reinterpret_cast<float*>(smem + K::cluster_counted_bytes());  // [2][kSaveSlots][16][kSavePitch]
   const Exchange exchange(smem, tile_barriers, kTcRows * D * sizeof(S));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % K::Tiling::kDimWarps;
@@ -151,6 +159,94 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     copy_from[i] = &p.wx.at(0, b0 + r < batch ? b0 + r : batch - 1, g, n, d0 + 8 * part);
     copy_to[i] = r * K::kWxPitch + g * Dc + 8 * part;
   }
+  // The copies out of a save tile, 16-byte chunks of a row: the output
+  // states (8 dims, converted to S), the states the backward reads and the
+  // cache (4 dims of floats), h for δR's GEMM (8 dims). A chunk's source in
+  // the tile, its destination at step 0 (null: the chunk is not this
+  // thread's, or its row is past the batch) and its tensor's step.
+  constexpr int NS = Cell::kStates, C = Cell::kCache, kSlotFloats = kTcRows * K::kSavePitch;
+  constexpr unsigned kRead = Cell::kStatesReadBack;
+  constexpr int NR = read_state_count(kRead), kReadSlots = NR > 0 ? NR : 1;  // (a divisor: no copies without)
+  constexpr int kOutChunks = NS * kTcRows * Dc / 8, kStateChunks = NR * kTcRows * Dc / 4;
+  constexpr int kCacheChunks = C * kTcRows * Dc / 4, kHChunks = kTcRows * Dc / 8;
+  constexpr int kOutCopies = K::kSaveTile ? copies_per_thread(kOutChunks, kThreads) : 0;
+  constexpr int kStateCopies = K::kSaveTile && kSaves ? copies_per_thread(kStateChunks, kThreads) : 0;
+  constexpr int kCacheCopies = K::kSaveTile && kSaves ? copies_per_thread(kCacheChunks, kThreads) : 0;
+  constexpr int kHCopies = K::kSaveTile && kSaves ? copies_per_thread(kHChunks, kThreads) : 0;
+  S* out_to[kOutCopies > 0 ? kOutCopies : 1];
+  float* state_to[kStateCopies > 0 ? kStateCopies : 1];
+  float* cache_to[kCacheCopies > 0 ? kCacheCopies : 1];
+  S* h_to[kHCopies > 0 ? kHCopies : 1];
+  int out_from[kOutCopies > 0 ? kOutCopies : 1], state_from[kStateCopies > 0 ? kStateCopies : 1];
+  int cache_from[kCacheCopies > 0 ? kCacheCopies : 1], h_from[kHCopies > 0 ? kHCopies : 1];
+  // Chunk c of a part of `per_row` chunks per (slot, row): slot, row, first dim.
+  const auto chunk_of = [&](int c, int per_row, int& slot, int& r, int& dim_in_cta) {
+    slot = c / (per_row * kTcRows);
+    r = c / per_row % kTcRows;
+    dim_in_cta = c % per_row * (Dc / per_row);
+  };
+  const auto live = [&](int c, int chunks, int r) { return c < chunks && b0 + r < batch; };
+#pragma unroll
+  for (int i = 0; i < kOutCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    int slot, r, dd;
+    chunk_of(c, Dc / 8, slot, r, dd);
+    out_from[i] = slot * kSlotFloats + r * K::kSavePitch + dd;
+    out_to[i] = live(c, kOutChunks, r) && p.states_out.ptr ? &p.states_out.at(0, b0 + r, slot, n, d0 + dd) : nullptr;
+  }
+#pragma unroll
+  for (int i = 0; i < kStateCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    int k, r, dd;
+    chunk_of(c, Dc / 4, k, r, dd);
+    const int slot = nth_read_state(kRead, k % kReadSlots);
+    state_from[i] = slot * kSlotFloats + r * K::kSavePitch + dd;
+    state_to[i] = live(c, kStateChunks, r) ? &p.states.at(0, b0 + r, slot, n, d0 + dd) : nullptr;
+  }
+#pragma unroll
+  for (int i = 0; i < kCacheCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    int slot, r, dd;
+    chunk_of(c, Dc / 4, slot, r, dd);
+    cache_from[i] = (NS + slot) * kSlotFloats + r * K::kSavePitch + dd;
+    cache_to[i] = live(c, kCacheChunks, r) ? &p.cache.at(0, b0 + r, slot, n, d0 + dd) : nullptr;
+  }
+#pragma unroll
+  for (int i = 0; i < kHCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    int slot, r, dd;
+    chunk_of(c, Dc / 8, slot, r, dd);
+    h_from[i] = (NS + C) * kSlotFloats + r * K::kSavePitch + dd;
+    h_to[i] = live(c, kHChunks, r) && p.h_gemm.ptr ? &p.h_gemm.at(0, b0 + r, 0, n, d0 + dd) : nullptr;
+  }
+  // Step t's saves, complete in save tile t & 1 (after the next barrier).
+  const auto store_saves = [&](int64_t t) {
+    const float* tile = save_tiles + int(t & 1) * K::kSaveSlots * kSlotFloats;
+    const auto eight_dims = [&](int from) {  // 8 floats of the tile as 8 S values
+      const float4 lo = *reinterpret_cast<const float4*>(tile + from);
+      const float4 hi = *reinterpret_cast<const float4*>(tile + from + 4);
+      return make_uint4(mma::pack<S>(lo.x, lo.y), mma::pack<S>(lo.z, lo.w), mma::pack<S>(hi.x, hi.y),
+                        mma::pack<S>(hi.z, hi.w));
+    };
+#pragma unroll
+    for (int i = 0; i < kOutCopies; ++i)
+      if (out_to[i]) *reinterpret_cast<uint4*>(out_to[i] + t * p.states_out.time_stride) = eight_dims(out_from[i]);
+#pragma unroll
+    for (int i = 0; i < kStateCopies; ++i)
+      if (state_to[i])
+        *reinterpret_cast<float4*>(state_to[i] + t * p.states.time_stride) =
+            *reinterpret_cast<const float4*>(tile + state_from[i]);
+#pragma unroll
+    for (int i = 0; i < kCacheCopies; ++i)
+      if (cache_to[i])
+        *reinterpret_cast<float4*>(cache_to[i] + t * p.cache.time_stride) =
+            *reinterpret_cast<const float4*>(tile + cache_from[i]);
+#pragma unroll
+    for (int i = 0; i < kHCopies; ++i)  // h fed to step t+1
+      if (h_to[i] && t + 1 < steps)
+        *reinterpret_cast<uint4*>(h_to[i] + (t + 1) * p.h_gemm.time_stride) = eight_dims(h_from[i]);
+  };
+
   const auto fetch_wx = [&](int64_t t) {
     if (t < steps) {
       S* stage = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
@@ -166,8 +262,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
-    if (t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
+    if (K::kSaveTile && t > 0) store_saves(t - 1);
+    if (t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
 
     float acc[NG][G][4] = {};
     const S* h_prev = h_tiles + int((t + 1) & 1) * kTcRows * K::kHPitch + 16 * KW * k_part;
@@ -265,7 +362,18 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
           exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
         };
         if (kCluster > 1 && more) publish_h();
-        if (valid) {
+        if constexpr (K::kSaveTile) {  // rows past the batch too: their chunks are not copied out
+          float* save = save_tiles + int(t & 1) * K::kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
+#pragma unroll
+          for (int s = 0; s < NS; ++s)
+            *reinterpret_cast<float2*>(save + s * kSlotFloats) = make_float2(state[j][rr][0][s], state[j][rr][1][s]);
+          if (kSaves) {
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+              *reinterpret_cast<float2*>(save + (NS + c) * kSlotFloats) = make_float2(cache[0][c], cache[1][c]);
+            *reinterpret_cast<float2*>(save + (NS + C) * kSlotFloats) = make_float2(h_fed[0], h_fed[1]);
+          }
+        } else if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
             if (kSaves && (Cell::kStatesReadBack >> s & 1u))  // only what the backward reads
@@ -287,6 +395,10 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       }
   }
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
+  if constexpr (K::kSaveTile) {
+    __syncthreads();  // the last step's save tile is written
+    store_saves(steps - 1);
+  }
 }
 
 }  // namespace flashrnn::fused

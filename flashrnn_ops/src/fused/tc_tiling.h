@@ -123,6 +123,19 @@ constexpr bool tc_backward_compiled(int gates, int head_dim) {
   return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters;
 }
 
+// The state slots a cell's backward reads (Cell::kStatesReadBack, bit s): only
+// those are saved by the recording forward and copied into the stages.
+constexpr int read_state_count(unsigned mask) { return mask ? int(mask & 1u) + read_state_count(mask >> 1) : 0; }
+constexpr int nth_read_state(unsigned mask, int i) {  // the slot of the i-th set bit
+  for (int s = 0; s < 32; ++s)
+    if ((mask >> s & 1u) && i-- == 0) return s;
+  return -1;
+}
+
+// 16-byte copies per thread of `chunks` chunks over `threads` threads (the
+// last one none on some threads where they do not divide).
+constexpr int copies_per_thread(int chunks, int threads) { return (chunks + threads - 1) / threads; }
+
 // The tiling of a head over kCluster CTAs (tc_cluster_size says which the
 // kernels use; fused/instances/ compiles both of a head dim's).
 template <int kGates, int kHeadDim, int kClusterSize>
@@ -164,8 +177,14 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
   return otherwise;
 }
 
-// The forward's shared memory (tc_forward_smem_bytes): a ring of Wx stages,
-// two h tiles, R's shared k-tiles, the partial sums of a split K.
+// The forward's shared memory: what tc_forward_smem_bytes counts (a ring of Wx
+// stages, two h tiles, R's shared k-tiles, the partial sums of a split K) and,
+// for an LSTM or sLSTM head whose R is in registers, two save tiles: a step's
+// states (S slots), cache (C) and h fed to the next step, [S + C + 1][16][Dc + 8]
+// floats each, which the next step copies to global memory 16 bytes a store
+// (a thread's own values are 8 rows of 8 bytes each per store: docs/kernels.md
+// v13). They are not in the cluster's choice (tc_cluster_size): with them the
+// forward still fits kTcSmemBudget (static_assert below).
 template <class Cell, class S, int D, int kCluster>
 struct TcForward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -181,12 +200,19 @@ struct TcForward {
   // Where K is split: [dim warp][share][group][gate][lane] float2 of partial sums.
   static constexpr int64_t kPartialBytes =
       Tiling::kKSplit > 1 ? int64_t(Tiling::kDimWarps) * Tiling::kKSplit * kGroups * kGates * 32 * 8 : 0;
-  static constexpr int64_t smem_bytes() {
+  static constexpr int64_t cluster_counted_bytes() {
     return int64_t(kStages * kTcRows * kWxPitch + 2 * kTcRows * kHPitch) * int64_t(sizeof(S)) + kSharedRBytes +
            kPartialBytes;
   }
-  static_assert(sizeof(S) != 2 || smem_bytes() == tc_forward_smem_bytes(kGates, D, kCluster),
+  static_assert(sizeof(S) != 2 || cluster_counted_bytes() == tc_forward_smem_bytes(kGates, D, kCluster),
                 "the layout tc_cluster_size counts");
+  // The save tiles (rows padded by 8 floats: a warp's 8-byte stores of 8 rows take 2 wavefronts).
+  static constexpr bool kSaveTile = kGates % 2 == 0 && Tiling::kBackwardCompiled;
+  static constexpr int kSaveSlots = Cell::kStates + Cell::kCache + 1;
+  static constexpr int kSavePitch = kCtaDims + 8;
+  static constexpr int64_t kSaveTileBytes = kSaveTile ? 2 * int64_t(kSaveSlots) * kTcRows * kSavePitch * 4 : 0;
+  static constexpr int64_t smem_bytes() { return cluster_counted_bytes() + kSaveTileBytes; }
+  static_assert(smem_bytes() <= kTcSmemBudget, "the save tiles fit beside the rest");
 };
 
 // The backward's shared memory: a ring of stages, each [16][cache C·Dc,
