@@ -18,12 +18,13 @@
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
 //
-// What a step saves (the output states; for a backward the states it reads,
-// the cache and h for δR's GEMM) goes, for an LSTM or sLSTM head whose R is in
-// registers, through a shared save tile (TcForward::kSaveTile): step t writes
-// it, step t+1 (after its barrier) copies it to global memory in 16-byte
-// chunks of a row, where a thread's own stores were 8 rows of 4 or 8 bytes
-// each. Other heads store from registers.
+// Where a backward follows, what a step saves (the output states, the states
+// the backward reads, the cache and h for δR's GEMM) goes, for an LSTM or
+// sLSTM head whose R is in registers, through a shared save tile
+// (TcForward::kSaveTile): step t writes it, step t+1 copies it to global
+// memory in 16-byte chunks of a row once it has published its own h (a
+// thread's own stores are 8 rows of 4 or 8 bytes each). The inference
+// forward and other heads store from registers (docs/kernels.md v13).
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -164,15 +165,16 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // cache (4 dims of floats), h for δR's GEMM (8 dims). A chunk's source in
   // the tile, its destination at step 0 (null: the chunk is not this
   // thread's, or its row is past the batch) and its tensor's step.
+  constexpr bool kTiled = K::kSaveTile && kSaves;
   constexpr int NS = Cell::kStates, C = Cell::kCache, kSlotFloats = kTcRows * K::kSavePitch;
   constexpr unsigned kRead = Cell::kStatesReadBack;
   constexpr int NR = read_state_count(kRead), kReadSlots = NR > 0 ? NR : 1;  // (a divisor: no copies without)
   constexpr int kOutChunks = NS * kTcRows * Dc / 8, kStateChunks = NR * kTcRows * Dc / 4;
   constexpr int kCacheChunks = C * kTcRows * Dc / 4, kHChunks = kTcRows * Dc / 8;
-  constexpr int kOutCopies = K::kSaveTile ? copies_per_thread(kOutChunks, kThreads) : 0;
-  constexpr int kStateCopies = K::kSaveTile && kSaves ? copies_per_thread(kStateChunks, kThreads) : 0;
-  constexpr int kCacheCopies = K::kSaveTile && kSaves ? copies_per_thread(kCacheChunks, kThreads) : 0;
-  constexpr int kHCopies = K::kSaveTile && kSaves ? copies_per_thread(kHChunks, kThreads) : 0;
+  constexpr int kOutCopies = kTiled ? copies_per_thread(kOutChunks, kThreads) : 0;
+  constexpr int kStateCopies = kTiled ? copies_per_thread(kStateChunks, kThreads) : 0;
+  constexpr int kCacheCopies = kTiled ? copies_per_thread(kCacheChunks, kThreads) : 0;
+  constexpr int kHCopies = kTiled ? copies_per_thread(kHChunks, kThreads) : 0;
   S* out_to[kOutCopies > 0 ? kOutCopies : 1];
   float* state_to[kStateCopies > 0 ? kStateCopies : 1];
   float* cache_to[kCacheCopies > 0 ? kCacheCopies : 1];
@@ -262,9 +264,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
-    fetch_wx(t + kPrefetch);            // into the stage step t-1 used
-    if (K::kSaveTile && t > 0) store_saves(t - 1);
     if (t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
+    fetch_wx(t + kPrefetch);            // into the stage step t-1 used
 
     float acc[NG][G][4] = {};
     const S* h_prev = h_tiles + int((t + 1) & 1) * kTcRows * K::kHPitch + 16 * KW * k_part;
@@ -362,17 +363,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
           exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
         };
         if (kCluster > 1 && more) publish_h();
-        if constexpr (K::kSaveTile) {  // rows past the batch too: their chunks are not copied out
+        if constexpr (kTiled) {  // rows past the batch too: their chunks are not copied out
           float* save = save_tiles + int(t & 1) * K::kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
 #pragma unroll
           for (int s = 0; s < NS; ++s)
             *reinterpret_cast<float2*>(save + s * kSlotFloats) = make_float2(state[j][rr][0][s], state[j][rr][1][s]);
-          if (kSaves) {
 #pragma unroll
-            for (int c = 0; c < C; ++c)
-              *reinterpret_cast<float2*>(save + (NS + c) * kSlotFloats) = make_float2(cache[0][c], cache[1][c]);
-            *reinterpret_cast<float2*>(save + (NS + C) * kSlotFloats) = make_float2(h_fed[0], h_fed[1]);
-          }
+          for (int c = 0; c < C; ++c)
+            *reinterpret_cast<float2*>(save + (NS + c) * kSlotFloats) = make_float2(cache[0][c], cache[1][c]);
+          *reinterpret_cast<float2*>(save + (NS + C) * kSlotFloats) = make_float2(h_fed[0], h_fed[1]);
         } else if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
@@ -393,9 +392,12 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
         if (kCluster == 1) publish_h();
       }
+    // Step t-1's saves (its tile complete since this step's barrier; step t+1
+    // writes it again after the next), off the path the other CTAs wait on.
+    if (kTiled && t > 0) store_saves(t - 1);
   }
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
-  if constexpr (K::kSaveTile) {
+  if constexpr (kTiled) {
     __syncthreads();  // the last step's save tile is written
     store_saves(steps - 1);
   }

@@ -179,11 +179,11 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
 
 // The forward's shared memory: what tc_forward_smem_bytes counts (a ring of Wx
 // stages, two h tiles, R's shared k-tiles, the partial sums of a split K) and,
-// for an LSTM or sLSTM head whose R is in registers, two save tiles: a step's
-// states (S slots), cache (C) and h fed to the next step, [S + C + 1][16][Dc + 8]
-// floats each, which the next step copies to global memory 16 bytes a store
-// (a thread's own values are 8 rows of 8 bytes each per store: docs/kernels.md
-// v13). They are not in the cluster's choice (tc_cluster_size): with them the
+// for an LSTM or sLSTM head whose R is in registers, two save tiles the
+// recording forward uses: a step's states (S slots), cache (C) and h fed to
+// the next step, [S + C + 1][16][Dc + 8] floats each, which the next step
+// copies to global memory 16 bytes a store (a thread's own values are 8 rows
+// of 4 or 8 bytes each per store: docs/kernels.md v13). They are not in the cluster's choice (tc_cluster_size): with them the
 // forward still fits kTcSmemBudget (static_assert below).
 template <class Cell, class S, int D, int kCluster>
 struct TcForward {
