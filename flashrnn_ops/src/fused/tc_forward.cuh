@@ -18,13 +18,14 @@
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
 //
-// Where a backward follows, what a step saves (the output states, the states
-// the backward reads, the cache and h for δR's GEMM) goes, for an LSTM or
-// sLSTM head whose R is in registers, through a shared save tile
+// For an LSTM or sLSTM head whose R is in registers, what a step saves (the
+// output states; where a backward follows also the states it reads, the
+// cache and h for δR's GEMM) goes through a shared save tile
 // (TcForward::kSaveTile): step t writes it, step t+1 copies it to global
 // memory in 16-byte chunks of a row once it has published its own h (a
 // thread's own stores are 8 rows of 4 or 8 bytes each). The inference
-// forward and other heads store from registers (docs/kernels.md v13).
+// forward stores from registers but for LSTM heads split over a cluster, and
+// so do other heads (docs/kernels.md v13).
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -165,16 +166,20 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // cache (4 dims of floats), h for δR's GEMM (8 dims). A chunk's source in
   // the tile, its destination at step 0 (null: the chunk is not this
   // thread's, or its row is past the batch) and its tensor's step.
-  constexpr bool kTiled = K::kSaveTile && kSaves;
+  // The inference forward only for an LSTM head split over a cluster, where
+  // the copy-out runs while the CTA waits for the others' h: with one CTA per
+  // head the step's barrier waits for it, and sLSTM's inference step (four
+  // output slots) measured slower through the tile (docs/kernels.md v13d, v13e).
+  constexpr bool kTiled = K::kSaveTile && (kSaves || (kCluster > 1 && Cell::kStates == 2));
   constexpr int NS = Cell::kStates, C = Cell::kCache, kSlotFloats = kTcRows * K::kSavePitch;
   constexpr unsigned kRead = Cell::kStatesReadBack;
   constexpr int NR = read_state_count(kRead), kReadSlots = NR > 0 ? NR : 1;  // (a divisor: no copies without)
   constexpr int kOutChunks = NS * kTcRows * Dc / 8, kStateChunks = NR * kTcRows * Dc / 4;
   constexpr int kCacheChunks = C * kTcRows * Dc / 4, kHChunks = kTcRows * Dc / 8;
   constexpr int kOutCopies = kTiled ? copies_per_thread(kOutChunks, kThreads) : 0;
-  constexpr int kStateCopies = kTiled ? copies_per_thread(kStateChunks, kThreads) : 0;
-  constexpr int kCacheCopies = kTiled ? copies_per_thread(kCacheChunks, kThreads) : 0;
-  constexpr int kHCopies = kTiled ? copies_per_thread(kHChunks, kThreads) : 0;
+  constexpr int kStateCopies = kTiled && kSaves ? copies_per_thread(kStateChunks, kThreads) : 0;
+  constexpr int kCacheCopies = kTiled && kSaves ? copies_per_thread(kCacheChunks, kThreads) : 0;
+  constexpr int kHCopies = kTiled && kSaves ? copies_per_thread(kHChunks, kThreads) : 0;
   S* out_to[kOutCopies > 0 ? kOutCopies : 1];
   float* state_to[kStateCopies > 0 ? kStateCopies : 1];
   float* cache_to[kCacheCopies > 0 ? kCacheCopies : 1];
@@ -368,10 +373,12 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
           for (int s = 0; s < NS; ++s)
             *reinterpret_cast<float2*>(save + s * kSlotFloats) = make_float2(state[j][rr][0][s], state[j][rr][1][s]);
+          if (kSaves) {
 #pragma unroll
-          for (int c = 0; c < C; ++c)
-            *reinterpret_cast<float2*>(save + (NS + c) * kSlotFloats) = make_float2(cache[0][c], cache[1][c]);
-          *reinterpret_cast<float2*>(save + (NS + C) * kSlotFloats) = make_float2(h_fed[0], h_fed[1]);
+            for (int c = 0; c < C; ++c)
+              *reinterpret_cast<float2*>(save + (NS + c) * kSlotFloats) = make_float2(cache[0][c], cache[1][c]);
+            *reinterpret_cast<float2*>(save + (NS + C) * kSlotFloats) = make_float2(h_fed[0], h_fed[1]);
+          }
         } else if (valid) {
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) {
