@@ -18,14 +18,14 @@
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
 //
-// For an LSTM or sLSTM head whose R is in registers, what a step saves (the
+// For a head split over a cluster whose R is in registers, what a step saves (the
 // output states; where a backward follows also the states it reads, the
 // cache and h for δR's GEMM) goes through a shared save tile
 // (TcForward::kSaveTile): step t writes it, step t+1 copies it to global
 // memory in 16-byte chunks of a row once it has published its own h (a
-// thread's own stores are 8 rows of 4 or 8 bytes each). The inference
-// forward stores from registers but for LSTM heads split over a cluster, and
-// so do other heads (docs/kernels.md v13).
+// thread's own stores are 8 rows of 4 or 8 bytes each), for LSTM and sLSTM
+// heads split over a cluster; sLSTM's inference forward and other heads
+// store from registers (docs/kernels.md v13).
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -166,11 +166,11 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // cache (4 dims of floats), h for δR's GEMM (8 dims). A chunk's source in
   // the tile, its destination at step 0 (null: the chunk is not this
   // thread's, or its row is past the batch) and its tensor's step.
-  // The inference forward only for an LSTM head split over a cluster, where
-  // the copy-out runs while the CTA waits for the others' h: with one CTA per
-  // head the step's barrier waits for it, and sLSTM's inference step (four
-  // output slots) measured slower through the tile (docs/kernels.md v13d, v13e).
-  constexpr bool kTiled = K::kSaveTile && (kSaves || (kCluster > 1 && Cell::kStates == 2));
+  // Only in a cluster, where the copy-out runs while the CTA waits for the
+  // others' h (with one CTA per head the step's barrier waits for it), and
+  // in the inference forward only for LSTM: sLSTM's inference step (four
+  // output slots) measured slower through the tile (docs/kernels.md v13d-g).
+  constexpr bool kTiled = K::tiles_saves(kSaves);
   constexpr int NS = Cell::kStates, C = Cell::kCache, kSlotFloats = kTcRows * K::kSavePitch;
   constexpr unsigned kRead = Cell::kStatesReadBack;
   constexpr int NR = read_state_count(kRead), kReadSlots = NR > 0 ? NR : 1;  // (a divisor: no copies without)

@@ -34,7 +34,7 @@ cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_h
                                           : tc_forward_kernel<Cell, S, D, C, true, false>)
                                  : (saves ? tc_forward_kernel<Cell, S, D, C, false, true>
                                           : tc_forward_kernel<Cell, S, D, C, false, false>);
-      return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads,
+      return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(saves), p, r_heads,
                                stream, C);
     }
   };
