@@ -161,16 +161,17 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     copy_from[i] = &p.wx.at(0, b0 + r < batch ? b0 + r : batch - 1, g, n, d0 + 8 * part);
     copy_to[i] = r * K::kWxPitch + g * Dc + 8 * part;
   }
+  // Whether this kernel's saves go through the save tiles: only in a
+  // cluster, where the copy-out runs while the CTA waits for the others' h
+  // (with one CTA per head the step's barrier waits for it), and in the
+  // inference forward only for LSTM: sLSTM's inference step (four output
+  // slots) measured slower through the tile (docs/kernels.md v13d-g).
+  constexpr bool kTiled = K::tiles_saves(kSaves);
   // The copies out of a save tile, 16-byte chunks of a row: the output
   // states (8 dims, converted to S), the states the backward reads and the
   // cache (4 dims of floats), h for δR's GEMM (8 dims). A chunk's source in
-  // the tile, its destination at step 0 (null: the chunk is not this
-  // thread's, or its row is past the batch) and its tensor's step.
-  // Only in a cluster, where the copy-out runs while the CTA waits for the
-  // others' h (with one CTA per head the step's barrier waits for it), and
-  // in the inference forward only for LSTM: sLSTM's inference step (four
-  // output slots) measured slower through the tile (docs/kernels.md v13d-g).
-  constexpr bool kTiled = K::tiles_saves(kSaves);
+  // the tile and its destination at step 0 (null: the chunk is not this
+  // thread's, or its row is past the batch); a store adds its tensor's step.
   constexpr int NS = Cell::kStates, C = Cell::kCache, kSlotFloats = kTcRows * K::kSavePitch;
   constexpr unsigned kRead = Cell::kStatesReadBack;
   constexpr int NR = read_state_count(kRead), kReadSlots = NR > 0 ? NR : 1;  // (a divisor: no copies without)
