@@ -18,14 +18,13 @@
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
 //
-// For a head split over a cluster whose R is in registers, what a step saves (the
-// output states; where a backward follows also the states it reads, the
-// cache and h for δR's GEMM) goes through a shared save tile
+// For an LSTM or sLSTM head split over a cluster with R in registers, what a
+// step saves (the output states; where a backward follows also the states it
+// reads, the cache and h for δR's GEMM) goes through a shared save tile
 // (TcForward::kSaveTile): step t writes it, step t+1 copies it to global
 // memory in 16-byte chunks of a row once it has published its own h (a
-// thread's own stores are 8 rows of 4 or 8 bytes each), for LSTM and sLSTM
-// heads split over a cluster; sLSTM's inference forward and other heads
-// store from registers (docs/kernels.md v13).
+// thread's own stores are 8 rows of 4 or 8 bytes each). sLSTM's inference
+// forward and other heads store from registers (docs/kernels.md v13).
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -187,46 +186,28 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   S* h_to[kHCopies > 0 ? kHCopies : 1];
   int out_from[kOutCopies > 0 ? kOutCopies : 1], state_from[kStateCopies > 0 ? kStateCopies : 1];
   int cache_from[kCacheCopies > 0 ? kCacheCopies : 1], h_from[kHCopies > 0 ? kHCopies : 1];
-  // Chunk c of a part of `per_row` chunks per (slot, row): slot, row, first dim.
-  const auto chunk_of = [&](int c, int per_row, int& slot, int& r, int& dim_in_cta) {
-    slot = c / (per_row * kTcRows);
-    r = c / per_row % kTcRows;
-    dim_in_cta = c % per_row * (Dc / per_row);
+  // One part's copies: chunk c of `chunks`, `per_row` to a (part slot k,
+  // row), comes from tile slot tile_slot(k) and goes to tensor slot
+  // tensor_slot(k) of `dst` (a null tensor: none).
+  const auto plan = [&](auto copies, auto& from, auto& to, const auto& dst, int chunks, int per_row,
+                        auto tile_slot, auto tensor_slot) {
+#pragma unroll
+    for (int i = 0; i < decltype(copies)::value; ++i) {
+      const int c = threadIdx.x + i * kThreads;
+      const int k = c / (per_row * kTcRows), r = c / per_row % kTcRows, dd = c % per_row * (Dc / per_row);
+      from[i] = tile_slot(k) * kSlotFloats + r * K::kSavePitch + dd;
+      to[i] = c < chunks && b0 + r < batch && dst.ptr ? &dst.at(0, b0 + r, tensor_slot(k), n, d0 + dd) : nullptr;
+    }
   };
-  const auto live = [&](int c, int chunks, int r) { return c < chunks && b0 + r < batch; };
-#pragma unroll
-  for (int i = 0; i < kOutCopies; ++i) {
-    const int c = threadIdx.x + i * kThreads;
-    int slot, r, dd;
-    chunk_of(c, Dc / 8, slot, r, dd);
-    out_from[i] = slot * kSlotFloats + r * K::kSavePitch + dd;
-    out_to[i] = live(c, kOutChunks, r) && p.states_out.ptr ? &p.states_out.at(0, b0 + r, slot, n, d0 + dd) : nullptr;
-  }
-#pragma unroll
-  for (int i = 0; i < kStateCopies; ++i) {
-    const int c = threadIdx.x + i * kThreads;
-    int k, r, dd;
-    chunk_of(c, Dc / 4, k, r, dd);
-    const int slot = nth_read_state(kRead, k % kReadSlots);
-    state_from[i] = slot * kSlotFloats + r * K::kSavePitch + dd;
-    state_to[i] = live(c, kStateChunks, r) ? &p.states.at(0, b0 + r, slot, n, d0 + dd) : nullptr;
-  }
-#pragma unroll
-  for (int i = 0; i < kCacheCopies; ++i) {
-    const int c = threadIdx.x + i * kThreads;
-    int slot, r, dd;
-    chunk_of(c, Dc / 4, slot, r, dd);
-    cache_from[i] = (NS + slot) * kSlotFloats + r * K::kSavePitch + dd;
-    cache_to[i] = live(c, kCacheChunks, r) ? &p.cache.at(0, b0 + r, slot, n, d0 + dd) : nullptr;
-  }
-#pragma unroll
-  for (int i = 0; i < kHCopies; ++i) {
-    const int c = threadIdx.x + i * kThreads;
-    int slot, r, dd;
-    chunk_of(c, Dc / 8, slot, r, dd);
-    h_from[i] = (NS + C) * kSlotFloats + r * K::kSavePitch + dd;
-    h_to[i] = live(c, kHChunks, r) && p.h_gemm.ptr ? &p.h_gemm.at(0, b0 + r, 0, n, d0 + dd) : nullptr;
-  }
+  const auto same = [](int k) { return k; };
+  const auto read_slot = [&](int k) { return nth_read_state(kRead, k % kReadSlots); };
+  plan(std::integral_constant<int, kOutCopies>{}, out_from, out_to, p.states_out, kOutChunks, Dc / 8, same, same);
+  plan(std::integral_constant<int, kStateCopies>{}, state_from, state_to, p.states, kStateChunks, Dc / 4,
+       read_slot, read_slot);
+  plan(std::integral_constant<int, kCacheCopies>{}, cache_from, cache_to, p.cache, kCacheChunks, Dc / 4,
+       [](int k) { return NS + k; }, same);
+  plan(std::integral_constant<int, kHCopies>{}, h_from, h_to, p.h_gemm, kHChunks, Dc / 8,
+       [](int) { return NS + C; }, [](int) { return 0; });
   // Step t's saves, complete in save tile t & 1 (after the next barrier).
   const auto store_saves = [&](int64_t t) {
     const float* tile = save_tiles + int(t & 1) * K::kSaveSlots * kSlotFloats;

@@ -185,8 +185,9 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
 // memory 16 bytes a store once it has published its h (a thread's own values
 // are 8 rows of 4 or 8 bytes each per store: docs/kernels.md v13). The
 // recording forward uses them, the inference forward only for LSTM (sLSTM's
-// measured slower), and a launch asks for them only where it uses them. They are not in the cluster's choice (tc_cluster_size): with them the
-// forward still fits kTcSmemBudget (static_assert below).
+// measured slower), and a launch asks for them only where it uses them. They
+// are not in the cluster's choice (tc_cluster_size): with them the forward
+// still fits kTcSmemBudget (static_assert below).
 template <class Cell, class S, int D, int kCluster>
 struct TcForward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
