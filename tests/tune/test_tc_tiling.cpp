@@ -332,8 +332,9 @@ TEST(TcTiling, HandCheckedSelections) {
   //   (5 · 16 · (4·32 + 8) + 2 · 16 · (64 + 8)) · 2 + 35840 = (10880 + 2304) · 2 + 35840
   //   = 62208 B.
   // Backward stage: 16 · ((6·32 + 4) · 4 + (2·32 + 8) · 2) = 16 · (784 + 144) = 14848 B;
-  // delta tiles 2 · 16 · (4·64 + 8) · 2 = 16896 B; four stages 59392 + 16896 = 76288 B
-  // <= 232448: prefetch 3.
+  // delta tiles (the CTA's dims) 2 · 16 · (4·32 + 8) · 2 = 8704 B, received sums
+  // (from 1 other CTA) 2 · 1 · 16 · (32 + 8) · 4 = 5120 B; four stages
+  // 59392 + 8704 + 5120 = 73216 B <= 232448: prefetch 3.
   TcSelection s = select_tc_config(h200, FusedShape{Cell::kLstm, 12, 64, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cta_warp_cap, 4);
@@ -348,7 +349,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->register_cap, 255);  // min(255, 65536 / 128 = 512)
   EXPECT_EQ(s.config->forward_smem_bytes, 62208);
   EXPECT_EQ(s.config->backward_stage_bytes, 14848);
-  EXPECT_EQ(s.config->backward_smem_bytes, 76288);
+  EXPECT_EQ(s.config->backward_smem_bytes, 73216);
   EXPECT_EQ(s.config->backward_prefetch, 3);
   EXPECT_FALSE(s.config->may_spill());  // 32 + 136 = 168 <= 255
   EXPECT_TRUE(contains(describe(*s.config), "2 CTAs per head (cluster, 32 dims each)"))
@@ -358,8 +359,9 @@ TEST(TcTiling, HandCheckedSelections) {
   // warps do: cluster 4, 32 dims, 128 threads, 6 x 1 x 4 = 24 CTAs; R 4·128/8 = 64.
   // Forward (5 · 16 · 136 + 2 · 16 · (128 + 8)) · 2 + 35840 = (10880 + 4352) · 2 + 35840
   // = 66304 B (save tiles as above).
-  // Backward: stage 14848 B (32 dims as above), delta tiles 2 · 16 · (4·128 + 8) · 2
-  // = 33280 B: four stages 59392 + 33280 = 92672 B.
+  // Backward: stage 14848 B and delta tiles 8704 B (32 dims as above), received
+  // sums from 3 CTAs 2 · 3 · 16 · 40 · 4 = 15360 B: four stages 59392 + 8704 + 15360
+  // = 83456 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 6, 128, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 4);
@@ -370,7 +372,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->r_registers_per_thread, 64);
   EXPECT_EQ(s.config->register_cap, 255);
   EXPECT_EQ(s.config->forward_smem_bytes, 66304);
-  EXPECT_EQ(s.config->backward_smem_bytes, 92672);
+  EXPECT_EQ(s.config->backward_smem_bytes, 83456);
   EXPECT_EQ(s.config->backward_prefetch, 3);
   EXPECT_FALSE(s.config->may_spill());
 
@@ -394,9 +396,10 @@ TEST(TcTiling, HandCheckedSelections) {
   // Forward: Wx stages of the CTA's 32 dims, h tiles of the whole head, save tiles:
   //   (5 · 16 · (4·32 + 8) + 2 · 16 · (256 + 8)) · 2 + 35840 = (10880 + 8448) · 2 + 35840
   //   = 74496 B.
-  // Backward stage (the CTA's 32 dims) 14848 B as above; delta tiles (the whole head)
-  //   2 · 16 · (4·256 + 8) · 2 = 66048 B; four stages 59392 + 66048 = 125440 B
-  //   <= 232448, so prefetch 3. Estimated 128 + 136 = 264 > 255: may spill.
+  // Backward stage and delta tiles (the CTA's 32 dims) 14848 B and 8704 B as above;
+  //   received sums from 7 CTAs 2 · 7 · 16 · 40 · 4 = 35840 B; four stages
+  //   59392 + 8704 + 35840 = 103936 B <= 232448, so prefetch 3. Estimated
+  //   128 + 136 = 264 > 255: may spill.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 3, 256, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 8);
@@ -410,7 +413,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->ctas, 24);
   EXPECT_EQ(s.config->forward_smem_bytes, 74496);
   EXPECT_EQ(s.config->backward_stage_bytes, 14848);
-  EXPECT_EQ(s.config->backward_smem_bytes, 125440);
+  EXPECT_EQ(s.config->backward_smem_bytes, 103936);
   EXPECT_EQ(s.config->backward_prefetch, 3);
   EXPECT_TRUE(s.config->may_spill());
   EXPECT_TRUE(contains(describe(*s.config), "8 CTAs per head (cluster, 32 dims each)"))
@@ -419,7 +422,7 @@ TEST(TcTiling, HandCheckedSelections) {
   // LSTM 192: 24 warps; c = 2, 3, 4 leave 12, 8, 6 > 4, 5 does not divide 24,
   // 6 CTAs of 4 do: cluster 6, 32 dims each; R 4·192/8 = 96. Forward
   // (5 · 16 · 136 + 2 · 16 · 200) · 2 + 35840 = (10880 + 6400) · 2 + 35840 = 70400 B; backward
-  // 4 · 14848 + 2 · 16 · (4·192 + 8) · 2 = 59392 + 49664 = 109056 B.
+  // 4 · 14848 + 8704 + 2 · 5 · 16 · 40 · 4 = 59392 + 8704 + 25600 = 93696 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 192, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 6);
@@ -428,7 +431,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->r_registers_per_thread, 96);
   EXPECT_EQ(s.config->ctas, 6);
   EXPECT_EQ(s.config->forward_smem_bytes, 70400);
-  EXPECT_EQ(s.config->backward_smem_bytes, 109056);
+  EXPECT_EQ(s.config->backward_smem_bytes, 93696);
 
   // LSTM 48 and 80: 6 warps, 2 CTAs of 3 (24 dims, 96 threads); 10 warps: 2 CTAs
   // of 5 are too many, 5 CTAs of 2 (16 dims, 64 threads).
@@ -446,8 +449,9 @@ TEST(TcTiling, HandCheckedSelections) {
   // Elman 256 (1 gate, odd: 2 groups of 8 per warp, cap 8): 256 / 16 = 16 warps,
   // 2 CTAs of 8 (128 dims, 256 threads); R 1·2·256/8 = 64. Forward
   // (5 · 16 · (128 + 8) + 2 · 16 · 264) · 2 = 38656 B; backward stage
-  // 16 · ((2·128 + 4) · 4 + (128 + 8) · 2) = 20992 B, delta tiles 2 · 16 · 264 · 2
-  // = 16896 B, four stages 83968 + 16896 = 100864 B.
+  // 16 · ((2·128 + 4) · 4 + (128 + 8) · 2) = 20992 B, delta tiles 2 · 16 · 136 · 2
+  // = 8704 B, received sums 2 · 1 · 16 · 136 · 4 = 17408 B, four stages
+  // 83968 + 8704 + 17408 = 110080 B.
   s = select_tc_config(h200, FusedShape{Cell::kElman, 1, 256, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 2);
@@ -458,7 +462,7 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->r_registers_per_thread, 64);
   EXPECT_EQ(s.config->ctas, 2);
   EXPECT_EQ(s.config->forward_smem_bytes, 38656);
-  EXPECT_EQ(s.config->backward_smem_bytes, 100864);
+  EXPECT_EQ(s.config->backward_smem_bytes, 110080);
 
   // LSTM 1x768 (a wide head): 96 warps > 16 CTAs of 4, so the cap is 6: 16
   // CTAs of 6 warps, 48 dims each. R would take 4·768/8 = 384 registers per
@@ -630,7 +634,7 @@ TEST(TcTiling, DevicesWithoutClustersRunWholeHeadsOnly) {
   EXPECT_EQ(s.needs->cluster, 3);
   EXPECT_EQ(s.needs->cta_dims, 32);
   // LSTM 256 takes a cluster of 8 CTAs of 4 warps there; with the cluster
-  // lifted, what the H200 runs: 125440 B backward.
+  // lifted, what the H200 runs: 103936 B backward.
   s = select_tc_config(a100, Cell::kLstm, 256, 16, DType::kBf16);
   ASSERT_FALSE(s.config);
   EXPECT_EQ(s.binding, "cluster_fits");
@@ -639,7 +643,7 @@ TEST(TcTiling, DevicesWithoutClustersRunWholeHeadsOnly) {
       << s.reason;
   ASSERT_TRUE(s.needs);
   EXPECT_EQ(s.needs->cluster, 8);
-  EXPECT_EQ(s.needs->backward_smem_bytes, 125440);
+  EXPECT_EQ(s.needs->backward_smem_bytes, 103936);
   // Elman 144: 9 warps of 16 dims, a cluster of 3 (cap 8).
   s = select_tc_config(a100, Cell::kElman, 144, 16, DType::kBf16);
   ASSERT_FALSE(s.config);

@@ -4,18 +4,25 @@
 //
 // Per step the gradient that reaches h_t through R is
 //   dh[b][k] = Σ_(g,d) δ(R h)_{t+1}[b][(g, d)] · R[g][d][k]
-// as m16n8k16 MMAs with M = the 16 batch rows, N = this warp's own head dims
-// k, K = every (gate, dim) of the head. Rᵀ is the B operand, in registers for
-// the whole sequence; δ(R h) of step t+1 is the A operand, from a
-// double-buffered shared tile of the whole head every warp (of every CTA of
-// the cluster) wrote in step t+1. The MMA leaves
-// dh exactly on the threads that own (b, k) in the pointwise part, so a step
-// needs one barrier. What the pointwise part reads from memory (cache(t), the
+// Each CTA computes δ(R h)_{t+1} of its own dims only, so it multiplies its
+// share of K (every gate of its dims, G·Dc) into partial sums for every
+// head dim k, as m16n8k16 MMAs with M = the 16 batch rows, N = 8 dims k of
+// each CTA's slice, K = the CTA's (gate, dim) pairs. Rᵀ's rows for that
+// share are the B operand, in registers for the whole sequence; δ(R h) of
+// step t+1 is the A operand, from a double-buffered shared tile of the CTA's
+// dims its warps wrote in step t+1. Of the partial sums a thread keeps those
+// of its own dims and sends those of another CTA's dims to that CTA (4 bytes
+// a sum: a head split over Q CTAs sends (Q-1)/Q of 16·D floats per CTA and
+// step, where sending δ(R h) itself to every CTA sent Q·16·G·D/Q 2-byte
+// values and made every warp read the whole head's tile: docs/kernels.md
+// v14). The MMA leaves the sums exactly on the threads that own (b, k) in
+// the pointwise part, so a step needs one barrier and one wait for the
+// others' sums. What the pointwise part reads from memory (cache(t), the
 // slots of states(t-1) the cell's backward reads, the external gradient of
-// states(t)) does not depend on the
-// recurrence: it is copied into a ring of shared stages with cp.async
-// kPrefetch steps ahead. The carried gradients and δb stay in fp32 registers;
-// δR is one GEMM after the kernel (recurrent_weight_gradient).
+// states(t)) does not depend on the recurrence: it is copied into a ring of
+// shared stages with cp.async kPrefetch steps ahead. The carried gradients
+// and δb stay in fp32 registers; δR is one GEMM after the kernel
+// (recurrent_weight_gradient).
 //
 // A row of the CTA past the batch reads everything the batch's last row reads,
 // so it computes exactly that row's values (an MMA's rows do not mix) and its
@@ -47,37 +54,43 @@ template <class Cell, class S, int D, int kCluster, bool kResets>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads) {
   using K = TcBackward<Cell, S, D, kCluster>;
-  constexpr int G = Cell::kGates, NG = K::kGroups, KT = G * D / 16, Dc = K::kCtaDims;
+  constexpr int G = Cell::kGates, NG = K::kGroups, Dc = K::kCtaDims, KT = G * Dc / 16;  // KT: the CTA's share of K
   constexpr int C = Cell::kCache, NS = Cell::kStates;
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<kCluster>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ uint64_t tile_barriers[2];  // the cluster's exchange
-  S* delta_tiles = reinterpret_cast<S*>(smem + kStages * K::stage_bytes());  // [2][16][kDeltaPitch]
-  const Exchange exchange(smem, tile_barriers, kTcRows * G * D * sizeof(S));
+  S* delta_tiles = reinterpret_cast<S*>(smem + K::delta_offset());        // [2][16][kDeltaPitch]
+  float* sums_in = reinterpret_cast<float*>(smem + K::received_offset());  // [2][kCluster - 1][16][kSumPitch]
+  const Exchange exchange(smem, tile_barriers, K::kReceivedBytes);
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int d0 = int(blockIdx.x % kCluster) * Dc;
+  const int rank = int(blockIdx.x % kCluster), d0 = rank * Dc;
   const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
   const auto source_row = [&](int r) { return b0 + r < batch ? b0 + r : batch - 1; };  // see the top
-  const auto dim = [&](int j) { return d0 + 8 * (warp * NG + j) + 2 * (lane % 4); };
+  const auto cta_dim = [&](int j) { return 8 * (warp * NG + j) + 2 * (lane % 4); };  // of a CTA's slice
+  const auto dim = [&](int j) { return d0 + cta_dim(j); };
 
-  // Rᵀ as B fragments: column k = d0 + 8·group + lane/4, K index (g, d) = 16·kt + 2·(lane%4) (+1, +8, +9).
-  uint32_t r_frag[NG][KT][2];
+  // Rᵀ as B fragments for the CTA's share of K: column k = q·Dc + 8·group +
+  // lane/4 (CTA q's slice), K index kk = 16·kt + 2·(lane%4) (+1, +8, +9) of
+  // the CTA's (gate, dim) pairs, gate kk / Dc, dim d0 + kk % Dc.
+  uint32_t r_frag[kCluster][NG][KT][2];
   const S* r_head = r_heads + n * G * D * D;
 #pragma unroll
-  for (int j = 0; j < NG; ++j)
+  for (int q = 0; q < kCluster; ++q)
 #pragma unroll
-    for (int kt = 0; kt < KT; ++kt)
+    for (int j = 0; j < NG; ++j)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const S* w = r_head + int64_t(16 * kt + 8 * half + 2 * (lane % 4)) * D + d0 + 8 * (warp * NG + j) +
-                     lane / 4;
-        r_frag[j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
-      }
+      for (int kt = 0; kt < KT; ++kt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int kk = 16 * kt + 8 * half + 2 * (lane % 4);
+          const S* w = r_head + int64_t(kk / Dc * D + d0 + kk % Dc) * D + q * Dc + 8 * (warp * NG + j) + lane / 4;
+          r_frag[q][j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
+        }
 
   // Stage copies: this thread's 16-byte chunks of each part of a stage (the
   // cache and states(t-1) floats of [row][cache slots, state slots][Dc], the
@@ -140,8 +153,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   };
   for (int i = 0; i < kPrefetch; ++i) fetch(steps - 1 - i);
   exchange.start();
-  // Step t writes δ(R h)_t into tile t & 1, for the filling (T-1-t)/2 of that tile.
-  const auto filling = [&](int t) { return uint32_t(int(steps) - 1 - t) >> 1; };
+  // The sums of δ(R h)_u Rᵀ (u = T-1 … 0) go through tile u & 1 of the
+  // exchange, for the filling (T-1-u)/2 of that tile.
+  const auto filling = [&](int u) { return uint32_t(int(steps) - 1 - u) >> 1; };
 
   // Per element [group][row][dim pair]: states(t) (read as states(t-1) one
   // step earlier), the carried gradients, and the sums for δb and δs0.
@@ -174,7 +188,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int i = 0; i < kTileCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
     const int r = c / (G * Dc / 8), g = c / (Dc / 8) % G, d = d0 + 8 * (c % (Dc / 8));
-    tile_from[i] = r * K::kDeltaPitch + g * D + d;
+    tile_from[i] = r * K::kDeltaPitch + g * Dc + d - d0;
     rh_to[i] = &p.d_rh.at(0, source_row(r), g, n, d);
     wx_to[i] = &p.d_wx.at(0, source_row(r), g, n, d);
   }
@@ -188,29 +202,76 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     }
   };
 
-  // dh[group][c]: Σ over K of δ(R h)_{t+1} Rᵀ in kChains accumulator sets, so
-  // the dependent MMAs per set are KT / kChains (the forward's: D / 16 per gate).
-  // Four where R leaves registers for them (more spill at 192 dims and up).
-  constexpr int kChains = KT % 4 == 0 && K::Tiling::kRRegisters <= 64 ? 4 : KT % 2 == 0 ? 2 : 1;
-  const auto gradient_through_r = [&](int64_t t_next, float (&dh)[NG][4]) {
-    const S* delta = delta_tiles + int(t_next & 1) * kTcRows * K::kDeltaPitch;
-    float acc[kChains][NG][4] = {};
+  // δh from δ(R h)_u: this CTA's share of K multiplied into partial sums for
+  // every CTA's slice (send_sums), those of the other CTAs sent to them, then
+  // the sums the others sent for this CTA's dims added (add_received_sums).
+  // The MMA's independent accumulator sets: one per CTA slice and group of 8
+  // dims, each split into kChains sets over the k-tiles until there are four
+  // (with one CTA per head: four chains where R leaves registers for them).
+  constexpr int kOutGroups = kCluster * NG;
+  constexpr int kChains = [] {
+    if (kCluster == 1) return KT % 4 == 0 && K::Tiling::kRRegisters <= 64 ? 4 : KT % 2 == 0 ? 2 : 1;
+    int c = 1;
+    while (c * kOutGroups < 4 && KT % (2 * c) == 0) c *= 2;
+    return c;
+  }();
+  const auto send_sums = [&](int u, float (&dh)[NG][4]) {
+    const S* delta = delta_tiles + (u & 1) * kTcRows * K::kDeltaPitch;
+    float acc[kChains][kCluster][NG][4] = {};
 #pragma unroll
     for (int kt = 0; kt < KT; ++kt) {
       uint32_t a[4];
       mma::load_a_fragment(a, delta + 16 * kt, K::kDeltaPitch);
 #pragma unroll
-      for (int j = 0; j < NG; ++j) mma::mma_16816<S>(acc[kt % kChains][j], a, r_frag[j][kt]);
+      for (int q = 0; q < kCluster; ++q)
+#pragma unroll
+        for (int j = 0; j < NG; ++j) mma::mma_16816<S>(acc[kt % kChains][q][j], a, r_frag[q][j][kt]);
     }
+    if constexpr (kCluster > 1) exchange.expect(u & 1);
+    float* received = sums_in + (u & 1) * (kCluster - 1) * kTcRows * K::kSumPitch;
 #pragma unroll
-    for (int j = 0; j < NG; ++j)
+    for (int q = 0; q < kCluster; ++q)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        float g = acc[0][j][c];
+      for (int j = 0; j < NG; ++j) {
+        float sum[4];
 #pragma unroll
-        for (int q = 1; q < kChains; ++q) g += acc[q][j][c];
-        dh[j][c] = p.gradient_clip > 0.f ? cells::clamp_(g, -p.gradient_clip, p.gradient_clip) : g;
+        for (int c = 0; c < 4; ++c) {
+          sum[c] = acc[0][q][j][c];
+#pragma unroll
+          for (int x = 1; x < kChains; ++x) sum[c] += acc[x][q][j][c];
+        }
+        if (q == rank) {
+#pragma unroll
+          for (int c = 0; c < 4; ++c) dh[j][c] = sum[c];
+        } else {  // into this CTA's slot of CTA q's tile (the slots are the ranks but q, in order)
+          float* to = received + (rank < q ? rank : rank - 1) * kTcRows * K::kSumPitch + cta_dim(j);
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+            exchange.store_to(q, u & 1, to + row(r) * K::kSumPitch, make_float2(sum[2 * r], sum[2 * r + 1]));
+        }
       }
+  };
+  const auto add_received_sums = [&](int u, float (&dh)[NG][4]) {
+    if constexpr (kCluster > 1) {
+      exchange.wait(u & 1, filling(u));
+      const float* in = sums_in + (u & 1) * (kCluster - 1) * kTcRows * K::kSumPitch;
+#pragma unroll
+      for (int slot = 0; slot < kCluster - 1; ++slot)
+#pragma unroll
+        for (int j = 0; j < NG; ++j)
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const float2 v =
+                *reinterpret_cast<const float2*>(in + (slot * kTcRows + row(r)) * K::kSumPitch + cta_dim(j));
+            dh[j][2 * r] += v.x;
+            dh[j][2 * r + 1] += v.y;
+          }
+    }
+    if (p.gradient_clip > 0.f)
+#pragma unroll
+      for (int j = 0; j < NG; ++j)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) dh[j][c] = cells::clamp_(dh[j][c], -p.gradient_clip, p.gradient_clip);
   };
 
   // Step t. `last` (t = T-1: nothing comes back through R, d_last comes in) and
@@ -221,16 +282,14 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // instructions per warp and step at 12x64 became 466: docs/kernels.md v10c).
   const auto step = [&](int t, auto last, auto initial) {
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
-    __syncthreads();                    // everyone's are; δ(R h)_{t+1} is written (one CTA per head)
+    __syncthreads();                    // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
     fetch(t - kPrefetch);               // into the stage step t+1 used
-    if (!last) {
-      exchange.wait((t + 1) & 1, filling(t + 1));  // by every CTA of a cluster
-      store_tile(t + 1);  // before this step's δ(R h) lets the others overwrite the tile
-    }
-    exchange.expect(t & 1);
-
     float dh[NG][4] = {};
-    if (through_r && !last) gradient_through_r(t + 1, dh);
+    if (!last) {
+      if (through_r) send_sums(t + 1, dh);
+      store_tile(t + 1);  // while the others' sums are on their way
+      if (through_r) add_received_sums(t + 1, dh);
+    }
 
     const unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();
     const float* floats = reinterpret_cast<const float*>(stage);
@@ -290,7 +349,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-          exchange.store(t & 1, delta_out + row(r) * K::kDeltaPitch + g * D + d, mma::pack<S>(drh[0][g], drh[1][g]));
+          *reinterpret_cast<uint32_t*>(delta_out + row(r) * K::kDeltaPitch + g * Dc + d - d0) =
+              mma::pack<S>(drh[0][g], drh[1][g]);
           if constexpr (!kDwxFromTile)
             *reinterpret_cast<uint32_t*>(element_at(d_wx_at[j][r], p.d_wx, t, g)) = mma::pack<S>(dwx[0][g], dwx[1][g]);
         }
@@ -301,12 +361,11 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int t = first - 1; t > 0; --t) step(t, std::false_type{}, std::false_type{});
   if (first > 0) step(0, false, true);
   mma::wait_copies<0>();
-  __syncthreads();           // δ(R h)_0 is written (one CTA per head)
-  exchange.wait(0, filling(0));  // by every CTA of a cluster: the last exchange
-  store_tile(0);
-
+  __syncthreads();  // the CTA's δ(R h)_0 is in its tile
   float dh[NG][4] = {};
-  if (through_r) gradient_through_r(0, dh);
+  if (through_r) send_sums(0, dh);
+  store_tile(0);
+  if (through_r) add_received_sums(0, dh);  // the last exchange: every CTA waits for it
 #pragma unroll
   for (int j = 0; j < NG; ++j)
 #pragma unroll

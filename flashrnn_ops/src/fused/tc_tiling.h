@@ -5,8 +5,9 @@
 // (the MMA's M) through all T steps. A small head is one CTA (d0 = 0); a
 // larger one is split over a thread-block cluster of kCluster CTAs
 // (tc_cluster_size), each keeping its dims' rows of R, and every step each
-// CTA writes its slice of h_t (backward: of δ(R h)) into every CTA's shared
-// tile through distributed shared memory (sm_90, cluster_exchange.cuh).
+// CTA writes its slice of h_t into every CTA's shared tile (backward: the
+// partial sums of δh owed to each other CTA into that CTA's) through
+// distributed shared memory (sm_90, cluster_exchange.cuh).
 // Warp w owns the dims d0 + [8·G_w·w, 8·G_w·(w+1)) where G_w = kDGroupsPerWarp
 // groups of 8, for every gate, so each thread ends a step's MMA holding all
 // gate pre-activations of its own (batch row, head dim) elements: 2 rows ×
@@ -225,8 +226,11 @@ struct TcForward {
 // The backward's shared memory: a ring of stages, each [16][cache C·Dc,
 // states(t-1) S·Dc (only the slots the cell's backward reads are filled)]
 // floats then [16][S·Dc] storage values (the external gradient of states(t))
-// of the CTA's Dc = kCtaDims dims, and two δ(R h) tiles of the whole head. As
-// many stages in flight as fit.
+// of the CTA's Dc = kCtaDims dims; two δ(R h) tiles of the CTA's dims,
+// [16][G·Dc + 8]; and in a cluster two tiles of the partial sums of δh the
+// other CTAs send this one, [Q - 1][16][Dc + 8] floats (rows padded by 8 floats: a
+// half warp's 8-byte loads of 4 rows hit different banks). As many stages in
+// flight as fit.
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -234,17 +238,22 @@ struct TcBackward {
   static constexpr int kCtaDims = Tiling::kCtaDims;
   static constexpr int kFloatPitch = (Cell::kCache + Cell::kStates) * kCtaDims + 4;
   static constexpr int kGradPitch = Cell::kStates * kCtaDims + 8;
-  static constexpr int kDeltaPitch = kGates * D + 8;
+  static constexpr int kDeltaPitch = kGates * kCtaDims + 8;
+  static constexpr int kSumPitch = kCtaDims + 8;
+  static constexpr uint32_t kReceivedBytes = uint32_t(kCluster - 1) * kTcRows * kCtaDims * 4;  // per filling
   static constexpr int64_t stage_bytes() {
     return int64_t(kTcRows) * (kFloatPitch * 4 + kGradPitch * int64_t(sizeof(S)));
   }
-  static constexpr int64_t bytes_with(int stages) {
-    return stages * stage_bytes() + 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S));
+  static constexpr int64_t tiles_bytes() {
+    return 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S)) + 2 * int64_t(kCluster - 1) * kTcRows * kSumPitch * 4;
   }
+  static constexpr int64_t bytes_with(int stages) { return stages * stage_bytes() + tiles_bytes(); }
   static constexpr int kPrefetch = bytes_with(4) <= kTcSmemBudget   ? 3
                                    : bytes_with(3) <= kTcSmemBudget ? 2
                                                                     : 1;
   static constexpr int kStages = kPrefetch + 1;
+  static constexpr int64_t delta_offset() { return kStages * stage_bytes(); }
+  static constexpr int64_t received_offset() { return delta_offset() + 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S)); }
   static constexpr int64_t smem_bytes() { return bytes_with(kStages); }
 };
 

@@ -73,7 +73,8 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
   out << "  shared memory     forward " << c.forward_smem_bytes << " B";
   if (c.backward)
     out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
-        << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles)";
+        << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles"
+        << (c.cluster > 1 ? " + two tiles of received sums)" : ")");
   out << " of " << device.smem_per_block_optin << " B per block\n";
   if (c.backward)
     out << "-> the fused backend runs the tensor-core kernels (backend=auto picks them)\n";
