@@ -45,9 +45,13 @@ struct PreciseMath {
 };
 
 // FastMath uses the GPU's special-function unit (tanh.approx, ex2.approx,
-// lg2.approx: relative error below ~1e-3), a few instructions where libm's
-// float versions take tens with branches. The tensor-core kernels use it: their
-// operands are bf16/fp16, rounded far more coarsely. On the host it is PreciseMath.
+// lg2.approx, rcp.approx: relative error below ~1e-3), a few instructions where
+// libm's float versions take tens with branches. The tensor-core kernels use
+// it: their operands are bf16/fp16, rounded far more coarsely. On the host it
+// is PreciseMath. Subnormal results and operands flush to zero (.ftz): without
+// it each ex2 / lg2 / rcp came with a compare and two rescaling multiplies for
+// the subnormal range (sLSTM's cell: 33 compares in a 459-instruction step,
+// docs/kernels.md v14), and a gate or quotient of 1e-38 is 0 to the model.
 struct FastMath {
 #if defined(__CUDA_ARCH__)
   __device__ __forceinline__ static float tanh(float x) {
@@ -55,13 +59,27 @@ struct FastMath {
     asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
   }
-  __device__ __forceinline__ static float exp(float x) { return __expf(x); }
+  __device__ __forceinline__ static float exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+  }
+  __device__ __forceinline__ static float log2(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+  }
+  __device__ __forceinline__ static float exp(float x) { return exp2(x * 1.4426950408889634f); }
   __device__ __forceinline__ static float sigmoid(float x) { return 0.5f * tanh(0.5f * x) + 0.5f; }
   __device__ __forceinline__ static float log_sigmoid(float x) {
-    return fminf(x, 0.f) - __logf(1.f + __expf(-fabsf(x)));
+    return fminf(x, 0.f) - 0.6931471805599453f * log2(1.f + exp(-fabsf(x)));
   }
-  // a · rcp.approx(b), 2 ulp for |b| < 2^126 (the IEEE quotient is a subroutine with a slow path).
-  __device__ __forceinline__ static float divide(float a, float b) { return __fdividef(a, b); }
+  // a · 1/b: for the quotients the cells take (n >= 1 in sLSTM) one MUFU.RCP.
+  __device__ __forceinline__ static float divide(float a, float b) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+    return a * r;
+  }
 #else
   template <class T> static T exp(T x) { return exp_(x); }
   template <class T> static T tanh(T x) { return tanh_(x); }

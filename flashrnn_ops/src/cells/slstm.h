@@ -23,12 +23,16 @@ struct Slstm {
     const T z = M::tanh(wx[2] + rh[2] + bias[2]);
     const T o = M::sigmoid(wx[3] + rh[3] + bias[3]);
     const T c_prev = s_prev[1], n_prev = s_prev[2], m_prev = s_prev[3];
-    const T log_f = M::log_sigmoid(f_pre);
-    // n == 0 only before the first step: the stabiliser then starts at ĩ.
-    const T m = n_prev == T(0) ? i_pre : max_(i_pre, log_f + m_prev);
-    // Both are ≤ 1 by construction of m; the clamp guards against rounding.
-    const T i_gate = min_(M::exp(i_pre - m), T(1));
-    const T f_gate = min_(M::exp(log_f + m_prev - m), T(1));
+    const T log_f_m = M::log_sigmoid(f_pre) + m_prev;
+    // m = max(ĩ, log f + m_prev), or ĩ while n == 0 (only before the first
+    // step): i' = exp(ĩ - m) and f' = min(exp(log f + m_prev - m), 1). One of
+    // the two is exp(0) = 1 (or the clamp's 1) and the other exp(-|ĩ - (log f
+    // + m_prev)|): one exponential, the same values.
+    const bool forget_larger = log_f_m > i_pre, forget_is_m = forget_larger && n_prev != T(0);
+    const T m = forget_is_m ? log_f_m : i_pre;
+    const T e = min_(M::exp(forget_larger ? i_pre - log_f_m : log_f_m - i_pre), T(1));  // the clamp: rounding
+    const T i_gate = forget_is_m ? e : T(1);
+    const T f_gate = forget_larger ? T(1) : e;
     const T c = f_gate * c_prev + i_gate * z;
     const T n = max_(T(1), f_gate * n_prev + i_gate);
     s_next[0] = M::divide(o * c, n);
