@@ -23,8 +23,8 @@
 // reads, the cache and h for δR's GEMM) goes through a shared save tile
 // (TcForward::kSaveTile): step t writes it, step t+1 copies it to global
 // memory in 16-byte chunks of a row once it has published its own h (a
-// thread's own stores are 8 rows of 4 or 8 bytes each). sLSTM's inference
-// forward and other heads store from registers (docs/kernels.md v13).
+// thread's own stores are 8 rows of 4 or 8 bytes each). Other heads store
+// from registers (docs/kernels.md v13, v14).
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -57,6 +57,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   uint2* r_shared = reinterpret_cast<uint2*>(h_tiles + 2 * kTcRows * K::kHPitch);  // [KW-KR][NG][G][kThreads]
   float2* partials = reinterpret_cast<float2*>(r_shared + (KW - KR) * NG * G * kThreads);  // [dim warp][KS][NG][G][32]
   float* save_tiles = reinterpret_cast<float*>(smem + K::cluster_counted_bytes());  // [2][kSaveSlots][16][kSavePitch]
+  constexpr int kSaveSlots = K::save_slots(kSaves);
   const Exchange exchange(smem, tile_barriers, kTcRows * D * sizeof(S));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % K::Tiling::kDimWarps;
@@ -162,10 +163,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   }
   // Whether this kernel's saves go through the save tiles: only in a
   // cluster, where the copy-out runs while the CTA waits for the others' h
-  // (with one CTA per head the step's barrier waits for it), and in the
-  // inference forward only for LSTM: sLSTM's inference step (four output
-  // slots) measured slower through the tile (docs/kernels.md v13d-g).
-  constexpr bool kTiled = K::tiles_saves(kSaves);
+  // (with one CTA per head the step's barrier waits for it; docs/kernels.md
+  // v13d-g, v14d).
+  constexpr bool kTiled = K::kSaveTile;
   // The copies out of a save tile, 16-byte chunks of a row: the output
   // states (8 dims, converted to S), the states the backward reads and the
   // cache (4 dims of floats), h for δR's GEMM (8 dims). A chunk's source in
@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
        [](int) { return NS + C; }, [](int) { return 0; });
   // Step t's saves, complete in save tile t & 1 (after the next barrier).
   const auto store_saves = [&](int64_t t) {
-    const float* tile = save_tiles + int(t & 1) * K::kSaveSlots * kSlotFloats;
+    const float* tile = save_tiles + int(t & 1) * kSaveSlots * kSlotFloats;
     const auto eight_dims = [&](int from) {  // 8 floats of the tile as 8 S values
       const float4 lo = *reinterpret_cast<const float4*>(tile + from);
       const float4 hi = *reinterpret_cast<const float4*>(tile + from + 4);
@@ -351,7 +351,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         };
         if (kCluster > 1 && more) publish_h();
         if constexpr (kTiled) {  // rows past the batch too: their chunks are not copied out
-          float* save = save_tiles + int(t & 1) * K::kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
+          float* save = save_tiles + int(t & 1) * kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
 #pragma unroll
           for (int s = 0; s < NS; ++s)
             *reinterpret_cast<float2*>(save + s * kSlotFloats) = make_float2(state[j][rr][0][s], state[j][rr][1][s]);

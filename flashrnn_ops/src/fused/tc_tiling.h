@@ -181,14 +181,14 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
 // The forward's shared memory: what tc_forward_smem_bytes counts (a ring of Wx
 // stages, two h tiles, R's shared k-tiles, the partial sums of a split K) and,
 // for an LSTM or sLSTM head split over a cluster whose R is in registers, two
-// save tiles: a step's states (S slots), cache (C) and h fed to the next step,
-// [S + C + 1][16][Dc + 8] floats each, which the next step copies to global
-// memory 16 bytes a store once it has published its h (a thread's own values
-// are 8 rows of 4 or 8 bytes each per store: docs/kernels.md v13). The
-// recording forward uses them, the inference forward only for LSTM (sLSTM's
-// measured slower), and a launch asks for them only where it uses them. They
-// are not in the cluster's choice (tc_cluster_size): with them the forward
-// still fits kTcSmemBudget (static_assert below).
+// save tiles: a step's states (S slots) and, where a backward follows, its
+// cache (C) and the h fed to the next step, [S (+ C + 1)][16][Dc + 8] floats
+// each, which the next step copies to global memory 16 bytes a store once it
+// has published its h (a thread's own values are 8 rows of 4 or 8 bytes each
+// per store: docs/kernels.md v13, v14). A launch asks for the tiles its kernel
+// uses (the inference forward's are smaller: sLSTM at B = 256 keeps its CTAs
+// per SM). They are not in the cluster's choice (tc_cluster_size): with them
+// the forward still fits kTcSmemBudget (static_assert below).
 template <class Cell, class S, int D, int kCluster>
 struct TcForward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -212,14 +212,14 @@ struct TcForward {
                 "the layout tc_cluster_size counts");
   // The save tiles (rows padded by 8 floats: a warp's 8-byte stores of 8 rows take 2 wavefronts).
   static constexpr bool kSaveTile = kGates % 2 == 0 && Tiling::kBackwardCompiled && kCluster > 1;
-  static constexpr bool tiles_saves(bool saves) { return kSaveTile && (saves || Cell::kStates == 2); }
-  static constexpr int kSaveSlots = Cell::kStates + Cell::kCache + 1;
+  static constexpr int save_slots(bool saves) { return Cell::kStates + (saves ? Cell::kCache + 1 : 0); }
   static constexpr int kSavePitch = kCtaDims + 8;
-  static constexpr int64_t kSaveTileBytes = kSaveTile ? 2 * int64_t(kSaveSlots) * kTcRows * kSavePitch * 4 : 0;
-  static constexpr int64_t smem_bytes() { return cluster_counted_bytes() + kSaveTileBytes; }  // the most
-  static constexpr int64_t smem_bytes(bool saves) {
-    return tiles_saves(saves) ? smem_bytes() : cluster_counted_bytes();
+  static constexpr int64_t save_tile_bytes(bool saves) {
+    return kSaveTile ? 2 * int64_t(save_slots(saves)) * kTcRows * kSavePitch * 4 : 0;
   }
+  static constexpr int64_t kSaveTileBytes = save_tile_bytes(true);  // the recording forward's, the most
+  static constexpr int64_t smem_bytes() { return cluster_counted_bytes() + kSaveTileBytes; }  // the most
+  static constexpr int64_t smem_bytes(bool saves) { return cluster_counted_bytes() + save_tile_bytes(saves); }
   static_assert(smem_bytes() <= kTcSmemBudget, "the save tiles fit beside the rest");
 };
 
