@@ -11,13 +11,13 @@
 // share are the B operand, in registers for the whole sequence; δ(R h) of
 // step t+1 is the A operand, from a double-buffered shared tile of the CTA's
 // dims its warps wrote in step t+1. Of the partial sums a thread keeps those
-// of its own dims and sends those of another CTA's dims to that CTA (4 bytes
-// a sum: a head split over Q CTAs sends (Q-1)/Q of 16·D floats per CTA and
-// step, where sending δ(R h) itself to every CTA sent Q·16·G·D/Q 2-byte
-// values and made every warp read the whole head's tile: docs/kernels.md
-// v14). The MMA leaves the sums exactly on the threads that own (b, k) in
-// the pointwise part, so a step needs one barrier and one wait for the
-// others' sums. What the pointwise part reads from memory (cache(t), the
+// of its own dims and sends those of another CTA's dims to that CTA: per CTA
+// and step (Q - 1)·16·Dc floats, where sending its δ(R h) slice to every CTA
+// sent Q·16·G·Dc 2-byte values and made every warp read the whole head's
+// tile (12×64: 2 KiB instead of 8, docs/kernels.md v14). The MMA leaves the
+// sums exactly on the threads that own (b, k) in the pointwise part, so a
+// step needs one barrier and one wait for the others' sums. What the
+// pointwise part reads from memory (cache(t), the
 // slots of states(t-1) the cell's backward reads, the external gradient of
 // states(t)) does not depend on the recurrence: it is copied into a ring of
 // shared stages with cp.async kPrefetch steps ahead. The carried gradients
