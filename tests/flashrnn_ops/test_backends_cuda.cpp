@@ -194,28 +194,34 @@ TEST(FusedCuda, ClusterSplitHeadsShortSequences) {
 
 // Without autograd recording the call (no_grad, or no input requiring a
 // gradient) the tensor-core kernels write only the output: the same output.
+// 32 dims are one CTA per head; 64 a cluster of 2 on sm_90, whose LSTM and
+// sLSTM forwards store through the save tiles (the inference forward's hold
+// the states only), with a partial second batch tile.
 TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   torch::manual_seed(64);
-  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
-    for (bool with_reset : {false, true}) {
-      OpInputs in = random_inputs(cell, 21, 40, 3, 32, torch::kBFloat16, true, torch::kCUDA);
-      if (with_reset) in.options.reset_mask = torch::rand({21, 40}, torch::kCUDA) < 0.1;
-      in.options.backend = Backend::kFused;
-      for (torch::Tensor* t : {&in.wx, &in.r, &in.b, &in.initial}) *t = t->to(torch::kBFloat16);
-      const Result plain = in.run();  // nothing requires a gradient
-      for (torch::Tensor* t : {&in.wx, &in.r, &in.b, &in.initial}) t->requires_grad_(true);
-      const Result recorded = in.run();
-      Result no_grad;
-      {
-        torch::NoGradGuard guard;
-        no_grad = in.run();
+  for (int64_t d : {32, 64})
+    for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
+      for (bool with_reset : {false, true}) {
+        SCOPED_TRACE(std::string(to_string(cell)) + " D=" + std::to_string(d) +
+                     (with_reset ? " with resets" : ""));
+        OpInputs in = random_inputs(cell, 21, 40, 3, d, torch::kBFloat16, true, torch::kCUDA);
+        if (with_reset) in.options.reset_mask = torch::rand({21, 40}, torch::kCUDA) < 0.1;
+        in.options.backend = Backend::kFused;
+        for (torch::Tensor* t : {&in.wx, &in.r, &in.b, &in.initial}) *t = t->to(torch::kBFloat16);
+        const Result plain = in.run();  // nothing requires a gradient
+        for (torch::Tensor* t : {&in.wx, &in.r, &in.b, &in.initial}) t->requires_grad_(true);
+        const Result recorded = in.run();
+        Result no_grad;
+        {
+          torch::NoGradGuard guard;
+          no_grad = in.run();
+        }
+        EXPECT_TRUE(recorded.states_all.requires_grad());
+        EXPECT_TRUE(plain.states_all.equal(recorded.states_all.detach())) << to_string(cell);
+        EXPECT_TRUE(no_grad.states_all.equal(recorded.states_all.detach())) << to_string(cell);
+        EXPECT_TRUE(no_grad.last_states.equal(recorded.last_states.detach())) << to_string(cell);
       }
-      EXPECT_TRUE(recorded.states_all.requires_grad());
-      EXPECT_TRUE(plain.states_all.equal(recorded.states_all.detach())) << to_string(cell);
-      EXPECT_TRUE(no_grad.states_all.equal(recorded.states_all.detach())) << to_string(cell);
-      EXPECT_TRUE(no_grad.last_states.equal(recorded.last_states.detach())) << to_string(cell);
-    }
 }
 
 // LSTM and sLSTM heads over 256 dims, whose R does not fit the registers, run
