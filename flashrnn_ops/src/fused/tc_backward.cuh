@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
         for (int j = 0; j < NG; ++j) mma::mma_16816<S>(acc[kt % kChains][q][j], a, r_frag[q][j][kt]);
     }
-    if constexpr (kCluster > 1) exchange.expect(u & 1);
+    exchange.expect(u & 1);  // nothing with one CTA per head
     float* received = sums_in + (u & 1) * (kCluster - 1) * kTcRows * K::kSumPitch;
 #pragma unroll
     for (int q = 0; q < kCluster; ++q)

@@ -218,8 +218,8 @@ struct TcForward {
     return kSaveTile ? 2 * int64_t(save_slots(saves)) * kTcRows * kSavePitch * 4 : 0;
   }
   static constexpr int64_t kSaveTileBytes = save_tile_bytes(true);  // the recording forward's, the most
-  static constexpr int64_t smem_bytes() { return cluster_counted_bytes() + kSaveTileBytes; }  // the most
   static constexpr int64_t smem_bytes(bool saves) { return cluster_counted_bytes() + save_tile_bytes(saves); }
+  static constexpr int64_t smem_bytes() { return smem_bytes(true); }  // the most
   static_assert(smem_bytes() <= kTcSmemBudget, "the save tiles fit beside the rest");
 };
 
@@ -244,8 +244,9 @@ struct TcBackward {
   static constexpr int64_t stage_bytes() {
     return int64_t(kTcRows) * (kFloatPitch * 4 + kGradPitch * int64_t(sizeof(S)));
   }
+  static constexpr int64_t delta_tiles_bytes() { return 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S)); }
   static constexpr int64_t tiles_bytes() {
-    return 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S)) + 2 * int64_t(kCluster - 1) * kTcRows * kSumPitch * 4;
+    return delta_tiles_bytes() + 2 * int64_t(kCluster - 1) * kTcRows * kSumPitch * 4;
   }
   static constexpr int64_t bytes_with(int stages) { return stages * stage_bytes() + tiles_bytes(); }
   static constexpr int kPrefetch = bytes_with(4) <= kTcSmemBudget   ? 3
@@ -253,7 +254,7 @@ struct TcBackward {
                                                                     : 1;
   static constexpr int kStages = kPrefetch + 1;
   static constexpr int64_t delta_offset() { return kStages * stage_bytes(); }
-  static constexpr int64_t received_offset() { return delta_offset() + 2 * kTcRows * kDeltaPitch * int64_t(sizeof(S)); }
+  static constexpr int64_t received_offset() { return delta_offset() + delta_tiles_bytes(); }
   static constexpr int64_t smem_bytes() { return bytes_with(kStages); }
 };
 
