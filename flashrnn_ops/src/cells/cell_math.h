@@ -22,7 +22,8 @@ FLASHRNN_HD double log1p_(double x) { return log1p(x); }
 
 template <class T> FLASHRNN_HD T max_(T a, T b) { return a > b ? a : b; }
 template <class T> FLASHRNN_HD T min_(T a, T b) { return a < b ? a : b; }
-template <class T> FLASHRNN_HD T clamp_(T x, T lo, T hi) { return min_(max_(x, lo), hi); }
+// x within [lo, hi]; a NaN stays NaN (as torch.clamp), so infinite bounds clamp nothing.
+template <class T> FLASHRNN_HD T clamp_(T x, T lo, T hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 template <class T> FLASHRNN_HD T sigmoid(T x) { return T(1) / (T(1) + exp_(-x)); }
 

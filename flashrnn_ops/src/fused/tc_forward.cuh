@@ -248,6 +248,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int t = 0; t < kPrefetch; ++t) fetch_wx(t);
   exchange.start();
 
+  // The forward clip's bounds, infinite without one (clamp_ keeps a NaN): a
+  // clamp on every step instead of a branch.
+  const float clip = p.forward_clip > 0.f ? p.forward_clip : INFINITY;
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
@@ -303,21 +306,39 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     const bool more = t + 1 < int(steps);
     const S* wx = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
     S* h_next = h_tiles + int(t & 1) * kTcRows * K::kHPitch;
-    if (more) exchange.expect(t & 1);
+    exchange.expect(t & 1);
+    // Each element's cell, the h it feeds the next step and, through a save
+    // tile, its saves, with no branch from the first element to the last
+    // (kResets aside): with one per element (the forward clip's) the compiler
+    // ran each element's chain alone (sLSTM 12x64 forward 1.01 -> 0.66 ms
+    // without, docs/kernels.md v15).
+    float h_fed[NG][RW][2], cache[NG][RW][2][Cell::kCache];
+    // In a cluster h goes out before the saves reach global memory: the other
+    // CTAs wait for it, nobody waits for those (12x64 LSTM recording forward
+    // -18 %); in one CTA after the global stores (the step's barrier waits for
+    // every thread either way, and 24x32 ran 13-18 % slower so; v10d).
+    // Where a row's h goes to 4 or more CTAs, as soon as the row's cells are
+    // done (LSTM 3x256 forward 1.26 -> 0.97 ms); to 2, once every element's
+    // cell is (the cells' chains interleave: sLSTM 12x64 recording forward
+    // 1.13 -> 0.99; docs/kernels.md v15). The last step's h is read by no one
+    // but goes out too: no branch (each CTA waits for it before it exits).
+    constexpr bool kPublishEachRow = kCluster >= 4;
+    const auto publish_h = [&](int j, int rr, const float (&h)[2]) {
+      exchange.store(t & 1, h_next + row(owned(rr)) * K::kHPitch + dim(j), mma::pack<S>(h[0], h[1]));
+    };
 #pragma unroll
     for (int j = 0; j < NG; ++j)
 #pragma unroll
       for (int rr = 0; rr < RW; ++rr) {
         const int r = owned(rr);  // the accumulators of row r are acc[..][2·rr], [2·rr+1]
         const int64_t b = b0 + row(r);
-        const bool valid = b < batch;
         const int d = dim(j);
-        if (kResets && valid && t > 0 && p.reset.at(b, t))
+        if (kResets && b < batch && t > 0 && p.reset.at(b, t))
 #pragma unroll
           for (int e = 0; e < 2; ++e)
 #pragma unroll
             for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = p.s0.at(0, b, s, n, d + e);
-        float wx_e[2][G], rh_e[2][G], cache[2][Cell::kCache];
+        float wx_e[2][G], rh_e[2][G];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           const float2 v =
@@ -330,62 +351,69 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           float next[Cell::kStates];
-          Cell::template forward<float, cells::FastMath>(wx_e[e], rh_e[e], bias[j][e], state[j][rr][e],
-                                                         next, cache[e]);
-          if (p.forward_clip > 0.f) next[0] = cells::clamp_(next[0], -p.forward_clip, p.forward_clip);
+          Cell::template forward<float, cells::FastMath>(wx_e[e], rh_e[e], bias[j][e], state[j][rr][e], next,
+                                                         cache[j][rr][e]);
+          next[0] = cells::clamp_(next[0], -clip, clip);
 #pragma unroll
           for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = next[s];
+          h_fed[j][rr][e] = next[0];
         }
-        float h_fed[2] = {state[j][rr][0][0], state[j][rr][1][0]};
-        if (kResets && more && valid && p.reset.at(b, t + 1))
+        if (kResets && more && b < batch && p.reset.at(b, t + 1))
 #pragma unroll
-          for (int e = 0; e < 2; ++e) h_fed[e] = p.s0.at(0, b, 0, n, d + e);
-        // In a cluster h goes out before the global stores: the other CTAs
-        // wait for it, nobody waits for those (12x64 LSTM recording forward
-        // -18 %); in one CTA after them (the step's barrier waits for every
-        // thread either way, and 24x32 ran 13-18 % slower so; docs/kernels.md
-        // v10d). The last step's h is read by no one; in a cluster the other
-        // CTAs may have exited (one CTA stores it anyway: a branch less per step).
-        const auto publish_h = [&] {
-          exchange.store(t & 1, h_next + row(r) * K::kHPitch + d, mma::pack<S>(h_fed[0], h_fed[1]));
-        };
-        if (kCluster > 1 && more) publish_h();
+          for (int e = 0; e < 2; ++e) h_fed[j][rr][e] = p.s0.at(0, b, 0, n, d + e);
+        if (kCluster > 1 && kPublishEachRow) publish_h(j, rr, h_fed[j][rr]);
         if constexpr (kTiled) {  // rows past the batch too: their chunks are not copied out
           float* save = save_tiles + int(t & 1) * kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
+          const auto save_pair = [&](int slot, float x, float y) {
+            *reinterpret_cast<float2*>(save + slot * kSlotFloats) = make_float2(x, y);
+          };
 #pragma unroll
-          for (int s = 0; s < NS; ++s)
-            *reinterpret_cast<float2*>(save + s * kSlotFloats) = make_float2(state[j][rr][0][s], state[j][rr][1][s]);
+          for (int s = 0; s < NS; ++s) save_pair(s, state[j][rr][0][s], state[j][rr][1][s]);
           if (kSaves) {
 #pragma unroll
-            for (int c = 0; c < C; ++c)
-              *reinterpret_cast<float2*>(save + (NS + c) * kSlotFloats) = make_float2(cache[0][c], cache[1][c]);
-            *reinterpret_cast<float2*>(save + (NS + C) * kSlotFloats) = make_float2(h_fed[0], h_fed[1]);
+            for (int c = 0; c < C; ++c) save_pair(NS + c, cache[j][rr][0][c], cache[j][rr][1][c]);
+            save_pair(NS + C, h_fed[j][rr][0], h_fed[j][rr][1]);
           }
-        } else if (valid) {
-#pragma unroll
-          for (int s = 0; s < Cell::kStates; ++s) {
-            if (kSaves && (Cell::kStatesReadBack >> s & 1u))  // only what the backward reads
-              *reinterpret_cast<float2*>(element_at(states_at[j][rr], p.states, t, s)) =
-                  make_float2(state[j][rr][0][s], state[j][rr][1][s]);
-            if (out_at[j][rr] != nullptr)
-              *reinterpret_cast<uint32_t*>(element_at(out_at[j][rr], p.states_out, t, s)) =
-                  mma::pack<S>(state[j][rr][0][s], state[j][rr][1][s]);
-          }
-          if (kSaves)
-#pragma unroll
-            for (int c = 0; c < Cell::kCache; ++c)
-              *reinterpret_cast<float2*>(element_at(cache_at[j][rr], p.cache, t, c)) =
-                  make_float2(cache[0][c], cache[1][c]);
-          if (kSaves && more && h_gemm_at[j][rr] != nullptr)
-            *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][rr], p.h_gemm, t + 1, 0)) = mma::pack<S>(h_fed[0], h_fed[1]);
         }
-        if (kCluster == 1) publish_h();
       }
+    if (kCluster > 1 && !kPublishEachRow)
+#pragma unroll
+      for (int j = 0; j < NG; ++j)
+#pragma unroll
+        for (int rr = 0; rr < RW; ++rr) publish_h(j, rr, h_fed[j][rr]);
+    if constexpr (!kTiled)
+#pragma unroll
+      for (int j = 0; j < NG; ++j)
+#pragma unroll
+        for (int rr = 0; rr < RW; ++rr) {
+          if (b0 + row(owned(rr)) < batch) {
+#pragma unroll
+            for (int s = 0; s < Cell::kStates; ++s) {
+              if (kSaves && (Cell::kStatesReadBack >> s & 1u))  // only what the backward reads
+                *reinterpret_cast<float2*>(element_at(states_at[j][rr], p.states, t, s)) =
+                    make_float2(state[j][rr][0][s], state[j][rr][1][s]);
+              if (out_at[j][rr] != nullptr)
+                *reinterpret_cast<uint32_t*>(element_at(out_at[j][rr], p.states_out, t, s)) =
+                    mma::pack<S>(state[j][rr][0][s], state[j][rr][1][s]);
+            }
+            if (kSaves)
+#pragma unroll
+              for (int c = 0; c < Cell::kCache; ++c)
+                *reinterpret_cast<float2*>(element_at(cache_at[j][rr], p.cache, t, c)) =
+                    make_float2(cache[j][rr][0][c], cache[j][rr][1][c]);
+            if (kSaves && more && h_gemm_at[j][rr] != nullptr)
+              *reinterpret_cast<uint32_t*>(element_at(h_gemm_at[j][rr], p.h_gemm, t + 1, 0)) =
+                  mma::pack<S>(h_fed[j][rr][0], h_fed[j][rr][1]);
+          }
+          if (kCluster == 1) publish_h(j, rr, h_fed[j][rr]);
+        }
     // Step t-1's saves (its tile complete since this step's barrier; step t+1
     // writes it again after the next), off the path the other CTAs wait on.
     if (kTiled && t > 0) store_saves(t - 1);
   }
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
+  // Nor a store of another CTA: the last step's h, which no one reads.
+  exchange.wait(int(steps - 1) & 1, uint32_t(steps - 1) >> 1);
   if constexpr (kTiled) {
     __syncthreads();  // the last step's save tile is written
     store_saves(steps - 1);
