@@ -361,7 +361,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         if (kResets && more && b < batch && p.reset.at(b, t + 1))
 #pragma unroll
           for (int e = 0; e < 2; ++e) h_fed[j][rr][e] = p.s0.at(0, b, 0, n, d + e);
-        if (kCluster > 1 && kPublishEachRow) publish_h(j, rr, h_fed[j][rr]);
+        if (kPublishEachRow) publish_h(j, rr, h_fed[j][rr]);  // (implies a cluster)
         if constexpr (kTiled) {  // rows past the batch too: their chunks are not copied out
           float* save = save_tiles + int(t & 1) * kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
           const auto save_pair = [&](int slot, float x, float y) {
