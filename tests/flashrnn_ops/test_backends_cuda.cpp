@@ -151,8 +151,8 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
                                      dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
         // What the kernels are compiled for on this device (tc_tiling.h): a
         // cluster that splits the head, and R within the register cap (GRU to
-        // 160; wider LSTM and sLSTM heads run the tensor-core forward only, and
-        // the alternating backward: WideHeadsRunATensorCoreForward); the tuner may refuse more
+        // 160) or, for LSTM and sLSTM heads over 256 dims, partly in shared
+        // memory (WideHeadsRunTheTensorCoreKernels); the tuner may refuse more
         // only for shared memory (A100).
         const int gates = tune::cell_gates(fused::tuner_cell(cell));
         const bool compiled = fused::tc_cluster_size(gates, int(d), device.has_clusters()) > 0 &&
@@ -180,7 +180,8 @@ TEST(FusedCuda, ClusterSplitHeadsMatchFloat64OverLongSequences) {
 }
 
 // Short enough for compute-sanitizer's racecheck: every cell split over a
-// cluster (8, 5, 3 and 2 CTAs), a partial batch tile, resets.
+// cluster (8, 5, 3 and 2 CTAs), a partial batch tile, resets; and wide heads
+// whose backward streams Rᵀ (768: 16 CTAs) or keeps it resident (320: 10).
 TEST(FusedCuda, ClusterSplitHeadsShortSequences) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   if (!tune::query_cuda_device(c10::cuda::current_device()).has_clusters())
@@ -190,6 +191,10 @@ TEST(FusedCuda, ClusterSplitHeadsShortSequences) {
   EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kBFloat16, 3, 5, 2, 160, true}, Backend::kFused));
   EXPECT_TRUE(matches_float64({Cell::kGru, torch::kHalf, 9, 4, 1, 144, true}, Backend::kFused));
   EXPECT_TRUE(matches_float64({Cell::kElman, torch::kHalf, 20, 7, 1, 256, false}, Backend::kFused));
+  if (tune::query_cuda_device(c10::cuda::current_device()).smem_per_block_optin >= fused::kTcSmemBudget) {
+    EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kBFloat16, 18, 5, 1, 768, true}, Backend::kFused));
+    EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kHalf, 7, 4, 1, 320, false}, Backend::kFused));
+  }
 }
 
 // Without autograd recording the call (no_grad, or no input requiring a
@@ -228,7 +233,7 @@ TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {
 // a tensor-core forward with R partly in shared memory (and clusters of up to
 // 16 CTAs): every compiled head dim against float64 without autograd, two
 // with it (their backward is the alternating backend's).
-TEST(FusedCuda, WideHeadsRunATensorCoreForward) {
+TEST(FusedCuda, WideHeadsRunTheTensorCoreKernels) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const tune::DeviceProps device = tune::query_cuda_device(c10::cuda::current_device());
   if (!device.has_clusters()) GTEST_SKIP() << "heads over 256 dims need sm_90's clusters";
@@ -245,7 +250,7 @@ TEST(FusedCuda, WideHeadsRunATensorCoreForward) {
           device, tune::FusedShape{fused::tuner_cell(cell), 1, int(d), int(c.B),
                                    dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
       ASSERT_TRUE(s.config) << s.reason;
-      EXPECT_FALSE(s.config->backward);  // R over kTcMaxRRegisters
+      EXPECT_TRUE(s.config->backward);  // Rᵀ partly in shared memory (TcBackward)
       EXPECT_EQ(s.config->r_shared_ktiles, fused::tc_shared_r_ktiles(4, int(d)));  // > 0 from 416 dims
       OpInputs ref = random_inputs(cell, c.B, c.T, 1, d, torch::kDouble, true, torch::kCUDA);
       if (c.with_reset) ref.options.reset_mask = torch::rand({c.B, c.T}, torch::kCUDA) < 0.05;
@@ -266,10 +271,16 @@ TEST(FusedCuda, WideHeadsRunATensorCoreForward) {
     }
   EXPECT_EQ(checked, 24);  // 12 head dims over 256 per cell (tc_tiling.h)
 
-  // With autograd: the tensor-core recording forward, then the alternating
-  // backend's backward on what it saved.
-  EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kBFloat16, 5, 33, 1, 768, true}, Backend::kFused));
+  // With autograd: the tensor-core recording forward and backward, Rᵀ's
+  // shared slices streamed through the ring (768: 12 slices a step through 3
+  // slots, 300 steps) or resident (384), with every gradient option.
+  EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kBFloat16, 5, 300, 1, 768, true}, Backend::kFused));
   EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kHalf, 19, 17, 2, 384, false}, Backend::kFused));
+  EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kBFloat16, 17, 40, 1, 768, false}, Backend::kFused,
+                              [](Options& o) { o.gradient_recurrent_clip = 0.05; }));
+  // Nothing goes back through R: the producer streams nothing, the kernel ends.
+  EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kHalf, 3, 25, 1, 640, true}, Backend::kFused,
+                              [](Options& o) { o.gradient_recurrent_cut = true; }));
 }
 
 TEST_P(BackendsCudaTest, RunsUnderCudaGraphCapture) {

@@ -6,6 +6,7 @@
 // so this test is what keeps the two the same.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <set>
@@ -75,16 +76,20 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   using Fw = TcForward<C, Half16, D, K>;
   using Bw = TcBackward<C, Half16, D, K>;
   // R's registers, kRRegisters, as the fragments r_frag[G_w][G][D / 16 / KS][2]
-  // of a warp's share of K; the backward compiled where all of R fits the cap,
-  // the forward also over it with K split in two (an even gate count and an
-  // even number of k-tiles), and over kTcSplitRRegisters per share with its
-  // first kRegisterRKTiles k-tiles in registers, kSharedRKTiles in shared memory.
+  // of a warp's share of K; the kernels compiled where all of R fits the cap,
+  // and over it (a wide head) with K split in two in the forward (an even gate
+  // count and an even number of k-tiles), and over kTcSplitRRegisters per
+  // share with its first kRegisterRKTiles k-tiles in registers, kSharedRKTiles
+  // in shared memory; the backward wherever the forward is, a wide head's with
+  // Rᵀ partly in shared memory (below).
   const bool in_registers = fused::tc_r_registers(C::kGates, D) <= fused::kTcMaxRRegisters;
+  EXPECT_EQ(fused::tc_wide(C::kGates, D), !in_registers);
+  EXPECT_EQ(Bw::kWide, !in_registers);
   EXPECT_EQ(T::kKSplit, !in_registers && C::kGates % 2 == 0 && D % 32 == 0 ? 2 : 1);
   EXPECT_EQ(T::kRRegisters, T::kDGroupsPerWarp * C::kGates * (D / 16) * 2 / T::kKSplit);
   EXPECT_EQ(T::kThreads, 32 * T::kDimWarps * T::kKSplit);
-  EXPECT_EQ(T::kBackwardCompiled, in_registers);
   EXPECT_EQ(T::kForwardCompiled, in_registers || T::kKSplit > 1);
+  EXPECT_EQ(T::kBackwardCompiled, T::kForwardCompiled);
   EXPECT_EQ(T::kSharedRKTiles > 0, T::kKSplit > 1 && T::kRRegisters > fused::kTcSplitRRegisters);
   EXPECT_EQ(T::kRegisterRKTiles + T::kSharedRKTiles, D / 16 / T::kKSplit);
   if (T::kSharedRKTiles > 0) {
@@ -136,9 +141,9 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   EXPECT_LE(c.warps, c.cta_warp_cap);
   EXPECT_EQ(c.batch_tiles, 3);   // ceil(40 / 16)
   EXPECT_EQ(c.ctas, 9 * K);      // 3 heads x 3 tiles x the cluster (the grid's x · y)
-  // R's registers: the forward's r_frag[NG][G][D/16/KS][2] and the backward's
-  // r_frag[NG][G·D/16][2], 32-bit each, kRRegisters, and G·D·D·2 bytes of one
-  // head over the cluster's threads.
+  // R's registers: the forward's r_frag[NG][G][D/16/KS][2] and, where R is in
+  // registers, the backward's r_frag[Q][NG][G·Dc/16][2], 32-bit each,
+  // kRRegisters, and G·D·D·2 bytes of one head over the cluster's threads.
   const int ng = T::kDGroupsPerWarp;
   EXPECT_EQ(int64_t(c.r_registers_per_thread) * 4 * c.threads * K, int64_t(C::kGates) * D * D * 2);
   if (runs) {
@@ -157,15 +162,71 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     // head split over a cluster with R in registers: 2 x (S + C + 1) slots x 16
     // rows x (Dc + 8) floats.
     EXPECT_EQ(Fw::cluster_counted_bytes(), fused::tc_forward_smem_bytes(C::kGates, D, K));
-    EXPECT_EQ(Fw::kSaveTileBytes, C::kGates % 2 == 0 && T::kBackwardCompiled && K > 1
+    EXPECT_EQ(Fw::kSaveTileBytes, C::kGates % 2 == 0 && in_registers && K > 1
                                       ? 2 * (C::kStates + C::kCache + 1) * 16 * (T::kCtaDims + 8) * 4
                                       : 0);
     EXPECT_LE(c.forward_smem_bytes, kTcSmemBudget);
   }
+  EXPECT_EQ(c.backward_stage_bytes, Bw::stage_bytes());
+  if (!T::kBackwardCompiled) {
+    // A GRU or Elman head whose R exceeds the cap: no kernel, so TcBackward's
+    // layout (a wide head's) describes none; `needs`, with R's cap lifted, has
+    // all of Rᵀ in registers.
+    EXPECT_FALSE(runs);
+    EXPECT_EQ(c.backward_register_slices, K);
+    EXPECT_EQ(c.backward_shared_slices, 0);
+    EXPECT_EQ(c.backward_ring_slots, 0);
+    return;
+  }
   EXPECT_EQ(c.backward_smem_bytes, Bw::smem_bytes());
   EXPECT_EQ(c.backward_prefetch, Bw::kPrefetch);
   EXPECT_EQ(c.backward_stages, Bw::kStages);
-  EXPECT_EQ(c.backward_stage_bytes, Bw::stage_bytes());
+  EXPECT_EQ(c.backward_threads, Bw::kThreads);
+  EXPECT_EQ(c.backward_register_slices, Bw::kRegisterSlices);
+  EXPECT_EQ(c.backward_shared_slices, Bw::kSharedSlices);
+  EXPECT_EQ(c.backward_slice_bytes, Bw::kSliceBytes);
+  EXPECT_EQ(c.backward_ring_slots, Bw::kRingSlots);
+  EXPECT_EQ(c.backward_streams, Bw::kStreams);
+  // Rᵀ's fragments r_frag[QR][G_w][G·Dc/16][2] of the slices in registers, 32-bit each.
+  EXPECT_EQ(c.backward_r_registers, 2 * ng * Bw::kKTiles * Bw::kRegisterSlices);
+  EXPECT_EQ(Bw::kKTiles, C::kGates * T::kCtaDims / 16);
+  // The rules written out: a warp per group of dims (never a split of K) and
+  // a producer warp where it streams; a slice of KT k-tiles x G_w fragments of
+  // 8 bytes per thread of the step. Where R is in registers, all of Rᵀ too
+  // (its kRRegisters) and the deepest prefetch that fits; a wide head (runs
+  // only with clusters) the first min(Q, floor(96 / (2·G_w·KT))) slices in
+  // registers, two stages, and the other slices after them in shared memory:
+  // all of them up to 512 dims, else a ring of the most that fit, at most
+  // kTcMaxRing and at least two, streamed.
+  EXPECT_EQ(Bw::kThreads, 32 * T::kDimWarps + (Bw::kStreams ? 32 : 0));
+  EXPECT_EQ(Bw::kSliceBytes, int64_t(Bw::kKTiles) * ng * 32 * T::kDimWarps * 8);
+  EXPECT_EQ(Bw::smem_bytes(), Bw::bytes_with(Bw::kStages) + Bw::kRingSlots * Bw::kSliceBytes);
+  if (in_registers) {
+    EXPECT_EQ(c.backward_register_slices, K);
+    EXPECT_EQ(c.backward_r_registers, T::kRRegisters);
+    EXPECT_EQ(c.backward_shared_slices, 0);
+    EXPECT_EQ(c.backward_ring_slots, 0);
+    EXPECT_FALSE(c.backward_streams);
+    EXPECT_EQ(c.backward_threads, T::kThreads);
+    EXPECT_EQ(Bw::kStages, Bw::bytes_with(4) <= kTcSmemBudget ? 4 : Bw::bytes_with(3) <= kTcSmemBudget ? 3 : 2);
+  } else if (runs) {
+    const int fit = fused::kTcWideBackwardRRegisters / (2 * ng * Bw::kKTiles);
+    const int64_t slices_fit = (kTcSmemBudget - Bw::bytes_with(2)) / Bw::kSliceBytes;
+    EXPECT_EQ(c.backward_register_slices, fit < K ? fit : K);
+    EXPECT_LE(c.backward_r_registers, fused::kTcWideBackwardRRegisters);
+    EXPECT_EQ(c.backward_register_slices + c.backward_shared_slices, K);
+    EXPECT_GT(c.backward_shared_slices, 0);  // every compiled wide head's
+    EXPECT_EQ(Bw::kStages, 2);
+    EXPECT_EQ(Bw::kSlicesFit, slices_fit);
+    EXPECT_EQ(c.backward_streams, D > 512);
+    EXPECT_EQ(c.backward_streams, slices_fit < c.backward_shared_slices);
+    EXPECT_EQ(c.backward_ring_slots,
+              c.backward_streams ? std::min<int64_t>(slices_fit, fused::kTcMaxRing) : c.backward_shared_slices);
+    EXPECT_GE(c.backward_ring_slots, 2);
+    EXPECT_EQ(Bw::streamed_bytes_per_head(),
+              c.backward_streams ? int64_t(K) * c.backward_shared_slices * c.backward_slice_bytes : 0);
+    EXPECT_LE(c.backward_smem_bytes, kTcSmemBudget);
+  }
 }
 
 // One (cell, head dim) case on one device, checked field by field against the
@@ -251,6 +312,8 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   EXPECT_EQ(value("cluster_cap"), fused::kTcMaxCluster);
   EXPECT_EQ(value("max_r_regs"), fused::kTcMaxRRegisters);
   EXPECT_EQ(value("split_r_regs"), fused::kTcSplitRRegisters);
+  EXPECT_EQ(value("wide_bw_r_regs"), fused::kTcWideBackwardRRegisters);
+  EXPECT_EQ(value("max_ring"), fused::kTcMaxRing);
   EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size_nonportable);
   const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
   EXPECT_EQ(cluster.min(), 1);
@@ -292,7 +355,9 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
         bool fits = false;
         if (kernel_cluster > 0) {
           const TcConfig& k = kernels.config(tiling.solutions.front());
-          // (the limits lifted include R's register cap, so `backward` says nothing here)
+          // (the limits lifted include R's register cap, so `backward` says nothing
+          // here, and a wide head's layouts are those of R in registers; within
+          // 227 KiB like its own, which EveryCompiledCaseMatchesTheKernelsConstexprs checks)
           fits = k.forward_smem_bytes <= device.smem_per_block_optin &&
                  (!fused::tc_backward_compiled(gates, d) || k.backward_smem_bytes <= device.smem_per_block_optin);
         }
@@ -470,7 +535,15 @@ TEST(TcTiling, HandCheckedSelections) {
   // 192 per thread, 12 of a share's 24 k-tiles per gate in registers (96) and
   // 12 in shared memory: 12·4·384·8 = 147456 B, + Wx (one step ahead, 2
   // stages) 2·16·(4·48 + 8)·2 = 12800 B + h 2·16·(768 + 8)·2 = 49664 B +
-  // partial sums 8·384·4 = 12288 B = 222208 B. No backward kernel.
+  // partial sums 8·384·4 = 12288 B = 222208 B.
+  // The backward: 6 warps (192 threads) of 4·48/16 = 12 k-tiles per slice of
+  // Rᵀ, 2·12 = 24 registers a slice: floor(96 / 24) = 4 of the 16 slices in
+  // registers (96), 12 in shared memory of 12·192·8 = 18432 B each. Two
+  // stages of 16 · ((6·48 + 4) · 4 + (2·48 + 8) · 2) = 22016 B, delta tiles
+  // 2 · 16 · (4·48 + 8) · 2 = 12800 B, received sums 2 · 15 · 16 · 56 · 4 =
+  // 107520 B: 164352 B, which leaves room for floor(68096 / 18432) = 3 < 12
+  // slices: streamed by a producer warp (224 threads) through a ring of 3,
+  // 164352 + 3 · 18432 = 219648 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cta_warp_cap, 6);
@@ -487,10 +560,48 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->r_forward_registers, 96);
   EXPECT_EQ(s.config->forward_prefetch, 1);
   EXPECT_EQ(s.config->forward_smem_bytes, 222208);
-  EXPECT_FALSE(s.config->backward);
+  EXPECT_TRUE(s.config->backward);
+  EXPECT_EQ(s.config->backward_threads, 224);
+  EXPECT_EQ(s.config->backward_register_slices, 4);
+  EXPECT_EQ(s.config->backward_r_registers, 96);
+  EXPECT_EQ(s.config->backward_shared_slices, 12);
+  EXPECT_EQ(s.config->backward_slice_bytes, 18432);
+  EXPECT_EQ(s.config->backward_ring_slots, 3);
+  EXPECT_TRUE(s.config->backward_streams);
+  EXPECT_EQ(s.config->backward_prefetch, 1);
+  EXPECT_EQ(s.config->backward_stages, 2);
+  EXPECT_EQ(s.config->backward_stage_bytes, 22016);
+  EXPECT_EQ(s.config->backward_smem_bytes, 219648);
   EXPECT_TRUE(contains(describe(*s.config), "x 2 shares of K")) << describe(*s.config);
   EXPECT_TRUE(contains(describe(*s.config), "12 of 24 k-tiles in shared memory")) << describe(*s.config);
-  EXPECT_TRUE(contains(describe(*s.config), "no backward kernel")) << describe(*s.config);
+  EXPECT_TRUE(contains(describe(*s.config), "backward 219648 B (prefetch 1, 2 stages; Rᵀ: 4 of 16 slices in "
+                                            "96 registers, 12 streamed through a ring of 3"))
+      << describe(*s.config);
+
+  // LSTM 1x384 (wide: R 4·384/8 = 192 > 128): 48 warps, 12 CTAs of 4 (32
+  // dims). The backward: 4 warps (128 threads), 8 k-tiles per slice, 16
+  // registers a slice: 6 of the 12 slices in registers (96), 6 in shared
+  // memory of 8·128·8 = 8192 B each. Two stages of 14848 B, delta tiles
+  // 8704 B and received sums 2 · 11 · 16 · 40 · 4 = 56320 B: 94720 B, which
+  // leaves room for floor(137728 / 8192) = 16 >= 6 slices: all resident, no
+  // producer warp, 94720 + 6 · 8192 = 143872 B.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 384, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 12);
+  EXPECT_EQ(s.config->cta_dims, 32);
+  EXPECT_EQ(s.config->k_split, 2);
+  EXPECT_TRUE(s.config->backward);
+  EXPECT_EQ(s.config->backward_threads, 128);
+  EXPECT_EQ(s.config->backward_register_slices, 6);
+  EXPECT_EQ(s.config->backward_r_registers, 96);
+  EXPECT_EQ(s.config->backward_shared_slices, 6);
+  EXPECT_EQ(s.config->backward_slice_bytes, 8192);
+  EXPECT_EQ(s.config->backward_ring_slots, 6);
+  EXPECT_FALSE(s.config->backward_streams);
+  EXPECT_EQ(s.config->backward_prefetch, 1);
+  EXPECT_EQ(s.config->backward_smem_bytes, 143872);
+  EXPECT_TRUE(contains(describe(*s.config), "Rᵀ: 6 of 12 slices in 96 registers, 6 in shared memory)"))
+      << describe(*s.config);
 
   // The same LSTM 12x64 on an A100 (no clusters: the cap is 8, one CTA per
   // head): 8 warps, 64 dims, 256 threads, 12 CTAs; R 32.

@@ -54,8 +54,8 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
 // when the tensor-core kernel of the direction (`backward` or the forward)
 // takes the case: the tuner's model of their tiling finds that it fits the
 // device (tc_tiling.txt: bf16/fp16, a compiled head dim, threads, registers,
-// shared memory, the cluster of CTAs per head; a backward kernel only where R
-// fits the registers), and T < 2^31 (they count steps in 32 bits). They launch
+// shared memory, the cluster of CTAs per head; a wide head's backward with
+// Rᵀ partly in shared memory), and T < 2^31 (they count steps in 32 bits). They launch
 // with the compiled tiling of the tuner's cluster; tests/tune/test_tc_tiling
 // checks the model's numbers against it, and so does the assertion here.
 template <class S, class Fn>
@@ -77,6 +77,7 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
           using Bw = TcBackward<C, S, D, decltype(cluster)::value>;
           return Fw::Tiling::kForwardCompiled && s.config->threads == Fw::Tiling::kThreads &&
                  s.config->backward == Bw::Tiling::kBackwardCompiled &&
+                 (!s.config->backward || s.config->backward_threads == Bw::kThreads) &&
                  s.config->forward_smem_bytes == Fw::smem_bytes() &&
                  s.config->backward_smem_bytes == Bw::smem_bytes();
         }, false);
@@ -149,8 +150,8 @@ template <class S>
 Gradients backward_typed(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
   const c10::cuda::CUDAGuard guard(saved.states.device());
   // A head whose forward ran on the tensor cores with no tensor-core backward
-  // (R over the register cap: LSTM and sLSTM over 256 dims) takes the
-  // alternating backend's backward, which reads the same saved tensors (the
+  // on this device (the tuner's model: its shared memory does not fit) takes
+  // the alternating backend's backward, which reads the same saved tensors (the
   // state slots the forward leaves unwritten are ones the cell's backward does
   // not read: Cell::kStatesReadBack).
   const at::Device device = saved.states.device();
@@ -164,7 +165,16 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
   const S* r_heads = static_cast<const S*>(saved.r_heads.const_data_ptr());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const bool tc = dispatch_tc<S>(problem.cell, device, steps, d, true, [&](auto c, auto head_dim, int cluster) {
-    check(tc_launch_backward<decltype(c), S, decltype(head_dim)::value>(p, r_heads, cluster, stream),
+    using C = decltype(c);
+    constexpr int D = decltype(head_dim)::value;
+    // A wide head may stream Rᵀ from a packed copy (TcBackward::kStreams): its scratch.
+    const int64_t streamed_bytes = with_tc_cluster<C::kGates, D>(cluster, [&](auto q) {
+      return TcBackward<C, S, D, decltype(q)::value>::streamed_bytes_per_head();
+    }, int64_t(0)) * saved.r_heads.size(0);
+    const at::Tensor r_streamed =
+        streamed_bytes > 0 ? at::empty({streamed_bytes}, saved.r_heads.options().dtype(at::kByte)) : at::Tensor();
+    check(tc_launch_backward<C, S, D>(p, r_heads, r_streamed.defined() ? r_streamed.data_ptr() : nullptr, cluster,
+                                      stream),
           "tensor-core backward kernel");
   });
   if (!tc)

@@ -151,16 +151,16 @@ template <class Cell, class S>
 cudaError_t launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads,
                            cudaStream_t stream) {
   const Layout l = layout(Cell::kGates, Cell::kStates, p.extent.head_dim, sizeof(S));
-  return launch_persistent(fused_forward_kernel<Cell, S>, kThreads, kTileRows, l.forward_smem, p,
-                           r_heads, stream);
+  return launch_persistent(fused_forward_kernel<Cell, S>, kThreads, kTileRows, l.forward_smem, stream, 1, p,
+                           r_heads);
 }
 
 template <class Cell, class S>
 cudaError_t launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads,
                             cudaStream_t stream) {
   const Layout l = layout(Cell::kGates, Cell::kStates, p.extent.head_dim, sizeof(S));
-  return launch_persistent(fused_backward_kernel<Cell, S>, kThreads, kTileRows, l.backward_smem, p,
-                           r_heads, stream);
+  return launch_persistent(fused_backward_kernel<Cell, S>, kThreads, kTileRows, l.backward_smem, stream, 1,
+                           p, r_heads);
 }
 
 #define FLASHRNN_FUSED_INSTANTIATE_CELL(CELL, S)                                               \

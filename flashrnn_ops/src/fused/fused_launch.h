@@ -45,9 +45,10 @@ template <class Cell, class S, int D>
 cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads, int cluster,
                               cudaStream_t stream);
 
+// `r_streamed`: scratch for a wide head's streamed Rᵀ (TcBackward::streamed_bytes_per_head() per head).
 template <class Cell, class S, int D>
-cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads, int cluster,
-                               cudaStream_t stream);
+cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads, void* r_streamed,
+                               int cluster, cudaStream_t stream);
 
 // The first, FMA kernels (fused_kernels.cuh): every storage type, head dims 16…256.
 template <class Cell, class S>

@@ -2,17 +2,17 @@
 // rows, head), or a cluster of `cluster` CTAs per (tile, head) laid out along
 // the grid's x, `threads` threads, `smem` bytes of dynamic shared memory (over
 // 48 KB only after raising the kernel's limit, which this does, as it opts in
-// to clusters over 8 CTAs).
+// to clusters over 8 CTAs); the kernel takes the step parameters `p` (whose
+// extent sizes the grid) and then `args`.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 namespace flashrnn::fused {
 
-template <class Params, class S>
-cudaError_t launch_persistent(void (*kernel)(Params, const S*), int threads, int rows,
-                              int64_t smem, const Params& p, const S* r_heads,
-                              cudaStream_t stream, int cluster = 1) {
+template <class Params, class... Args, class... Given>
+cudaError_t launch_persistent(void (*kernel)(Params, Args...), int threads, int rows, int64_t smem,
+                              cudaStream_t stream, int cluster, const Params& p, Given... args) {
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (status != cudaSuccess) return status;
   if (cluster > 8) {  // over sm_90's portable size, up to its 16, by opting in
@@ -21,7 +21,7 @@ cudaError_t launch_persistent(void (*kernel)(Params, const S*), int threads, int
   }
   const dim3 grid(unsigned((p.extent.batch + rows - 1) / rows * cluster), unsigned(p.extent.heads));
   if (cluster == 1) {
-    kernel<<<grid, threads, smem, stream>>>(p, r_heads);
+    kernel<<<grid, threads, smem, stream>>>(p, args...);
     return cudaGetLastError();
   }
   cudaLaunchAttribute attribute{};
@@ -35,7 +35,7 @@ cudaError_t launch_persistent(void (*kernel)(Params, const S*), int threads, int
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, p, r_heads);
+  return cudaLaunchKernelEx(&config, kernel, p, Args(args)...);
 }
 
 }  // namespace flashrnn::fused

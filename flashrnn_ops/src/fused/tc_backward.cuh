@@ -30,6 +30,16 @@
 // no branch on the row (branches kept the compiler from interleaving the
 // step's stores with its arithmetic). Only the final sums, which add, skip it.
 //
+// A wide head (LSTM, sLSTM over 256 dims: Rᵀ's share over the register cap)
+// keeps the fragments of its first slices in registers and the others in
+// shared memory (TcBackward): resident, written once by each thread for
+// itself, or, where they do not fit (576 dims and over), streamed every step
+// from a packed copy in global memory (tc_pack_streamed_r_kernel, read from
+// L2) by a producer warp through a SliceRing. Its MMA takes one slice at a
+// time (four accumulator chains over the k-tiles, A fragments of the whole
+// tile in registers) and sends that slice's sums at once, so no slice's
+// accumulators outlive it.
+//
 // δ(R h)_t goes to global memory from the tile, once complete (in step t-1):
 // 16 bytes a store, the CTA's dims of each row and gate (4-byte stores from
 // each thread's registers, 8 rows apart, had kept the memory pipe busy:
@@ -44,53 +54,109 @@
 #include "fused/cluster_exchange.cuh"
 #include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
+#include "fused/slice_ring.cuh"
 #include "fused/tc_tiling.h"
 #include "pointwise.h"
 
 namespace flashrnn::fused {
 
-// kResets: whether a reset mask is given (see tc_forward_kernel).
-template <class Cell, class S, int D, int kCluster, bool kResets>
-__global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
-    tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads) {
+// Rᵀ as a B fragment of the backward's MMA (see the top): for CTA `rank`'s
+// share of K, the 8 columns k = q·Dc + 8·`group` + lane/4 (CTA q's slice) and
+// the K indices kk = 16·kt + 2·(lane%4) (+1, +8, +9) of the CTA's (gate, dim)
+// pairs, gate kk / Dc, dim rank·Dc + kk % Dc.
+template <class S, int D, int Dc>
+__device__ __forceinline__ uint2 rt_fragment(const S* r_head, int rank, int q, int group, int kt, int lane) {
+  uint32_t half[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int kk = 16 * kt + 8 * h + 2 * (lane % 4);
+    const S* w = r_head + int64_t(kk / Dc * D + rank * Dc + kk % Dc) * D + q * Dc + 8 * group + lane / 4;
+    half[h] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
+  }
+  return make_uint2(half[0], half[1]);
+}
+
+// The packed copy of a wide head's streamed slices (TcBackward::kStreams):
+// per head, CTA and slice q = kRegisterSlices + s of its share, the
+// fragments [k-tile][thread] as the producer's bulk copies move them into a
+// slot of the ring. One CTA per (CTA of the cluster, slice) and head.
+template <class Cell, class S, int D, int kCluster>
+__global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kStepThreads)
+    tc_pack_streamed_r_kernel(const S* r_heads, uint2* packed) {
   using K = TcBackward<Cell, S, D, kCluster>;
-  constexpr int G = Cell::kGates, NG = K::kGroups, Dc = K::kCtaDims, KT = G * Dc / 16;  // KT: the CTA's share of K
+  constexpr int QS = K::kSharedSlices, KT = K::kKTiles;
+  const int rank = int(blockIdx.x) / QS, s = int(blockIdx.x) % QS, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n = blockIdx.y;
+  uint2* slice = packed + ((n * kCluster + rank) * QS + s) * KT * K::kStepThreads;
+  for (int kt = 0; kt < KT; ++kt)
+    slice[kt * K::kStepThreads + threadIdx.x] =
+        rt_fragment<S, D, K::kCtaDims>(r_heads + n * Cell::kGates * D * D, rank, K::kRegisterSlices + s, warp, kt, lane);
+}
+
+// kResets: whether a reset mask is given (see tc_forward_kernel).
+// r_streamed: the packed slices where the head streams them (else null).
+template <class Cell, class S, int D, int kCluster, bool kResets>
+__global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
+    tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads, const uint2* r_streamed) {
+  using K = TcBackward<Cell, S, D, kCluster>;
+  constexpr int G = Cell::kGates, NG = K::kGroups, Dc = K::kCtaDims, KT = K::kKTiles;  // KT: the CTA's share of K
   constexpr int C = Cell::kCache, NS = Cell::kStates;
-  constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
+  constexpr int kThreads = K::kStepThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
+  constexpr int QR = K::kRegisterSlices, QS = K::kSharedSlices;  // Rᵀ's slices in registers, in shared memory
   using Exchange = ClusterExchange<kCluster>;
+  using Ring = SliceRing<K::kStreams ? K::kRingSlots : 1>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ uint64_t tile_barriers[2];  // the cluster's exchange
+  __shared__ uint64_t ring_barriers[2 * (K::kStreams ? K::kRingSlots : 1)];
   S* delta_tiles = reinterpret_cast<S*>(smem + K::delta_offset());        // [2][16][kDeltaPitch]
   float* sums_in = reinterpret_cast<float*>(smem + K::received_offset());  // [2][kCluster - 1][16][kSumPitch]
+  uint2* r_slices = reinterpret_cast<uint2*>(smem + K::slices_offset());   // [kRingSlots][KT][kThreads]
   const Exchange exchange(smem, tile_barriers, K::kReceivedBytes);
+  const Ring ring(r_slices, ring_barriers, uint32_t(K::kSliceBytes));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int rank = int(blockIdx.x % kCluster), d0 = rank * Dc;
   const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
+  // The step's threads wait for each other with a barrier of their own where a producer warp runs beside them.
+  const auto sync_step = [] {
+    if constexpr (K::kStreams) mma::sync_warps(1, kThreads); else __syncthreads();
+  };
+  if constexpr (K::kStreams) {
+    if (threadIdx.x == 0) ring.init(kThreads);  // made visible by exchange.start()'s fence and barrier
+    if (threadIdx.x >= kThreads) {  // the producer warp: every pass of the MMA (one per step) reads every slice
+      exchange.start();
+      if (lane == 0 && through_r)
+        ring.produce(r_streamed + (n * kCluster + rank) * QS * KT * kThreads, QS, uint32_t(steps));
+      return;
+    }
+  }
   const auto row = [&](int r) { return lane / 4 + 8 * r; };
   const auto source_row = [&](int r) { return b0 + r < batch ? b0 + r : batch - 1; };  // see the top
   const auto cta_dim = [&](int j) { return 8 * (warp * NG + j) + 2 * (lane % 4); };  // of a CTA's slice
   const auto dim = [&](int j) { return d0 + cta_dim(j); };
 
-  // Rᵀ as B fragments for the CTA's share of K: column k = q·Dc + 8·group +
-  // lane/4 (CTA q's slice), K index kk = 16·kt + 2·(lane%4) (+1, +8, +9) of
-  // the CTA's (gate, dim) pairs, gate kk / Dc, dim d0 + kk % Dc.
-  uint32_t r_frag[kCluster][NG][KT][2];
+  // Rᵀ as B fragments for the CTA's share of K (rt_fragment): slices q < QR in
+  // registers; a wide head's others resident in shared memory, each thread's
+  // own (no barrier before they are read), or streamed.
+  uint32_t r_frag[QR][NG][KT][2];
   const S* r_head = r_heads + n * G * D * D;
 #pragma unroll
-  for (int q = 0; q < kCluster; ++q)
+  for (int q = 0; q < QR; ++q)
 #pragma unroll
     for (int j = 0; j < NG; ++j)
 #pragma unroll
+      for (int kt = 0; kt < KT; ++kt) {
+        const uint2 f = rt_fragment<S, D, Dc>(r_head, rank, q, warp * NG + j, kt, lane);
+        r_frag[q][j][kt][0] = f.x;
+        r_frag[q][j][kt][1] = f.y;
+      }
+  if constexpr (K::kResident)
+    for (int s = 0; s < QS; ++s)
+#pragma unroll 4
       for (int kt = 0; kt < KT; ++kt)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int kk = 16 * kt + 8 * half + 2 * (lane % 4);
-          const S* w = r_head + int64_t(kk / Dc * D + d0 + kk % Dc) * D + q * Dc + 8 * (warp * NG + j) + lane / 4;
-          r_frag[q][j][kt][half] = mma::pack<S>(static_cast<float>(w[0]), static_cast<float>(w[D]));
-        }
+        r_slices[(s * KT + kt) * kThreads + threadIdx.x] = rt_fragment<S, D, Dc>(r_head, rank, QR + s, warp, kt, lane);
 
   // Stage copies: this thread's 16-byte chunks of each part of a stage (the
   // cache and states(t-1) floats of [row][cache slots, state slots][Dc], the
@@ -215,7 +281,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     while (c * kOutGroups < 4 && KT % (2 * c) == 0) c *= 2;
     return c;
   }();
-  const auto send_sums = [&](int u, float (&dh)[NG][4]) {
+  const auto send_sums_at_once = [&](int u, auto& dh) {  // generic: compiled where called
     const S* delta = delta_tiles + (u & 1) * kTcRows * K::kDeltaPitch;
     float acc[kChains][kCluster][NG][4] = {};
 #pragma unroll
@@ -251,6 +317,54 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
         }
       }
   };
+  // A wide head's pass: slice after slice, each's sums sent at once.
+  uint32_t streamed = 0;  // slices taken from the ring so far
+  const auto send_sums_by_slice = [&](int u, auto& dh) {  // generic: compiled where called
+    static_assert(!K::kWide || NG == 1, "wide heads have an even gate count");
+    const S* delta = delta_tiles + (u & 1) * kTcRows * K::kDeltaPitch;
+    uint32_t a[KT][4];
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt) mma::load_a_fragment(a[kt], delta + 16 * kt, K::kDeltaPitch);
+    exchange.expect(u & 1);
+    float* received = sums_in + (u & 1) * (kCluster - 1) * kTcRows * K::kSumPitch;
+    const auto deliver = [&](int q, const float (&chains)[4][4]) {
+      float sum[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sum[c] = (chains[0][c] + chains[1][c]) + (chains[2][c] + chains[3][c]);
+      if (q == rank) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) dh[0][c] = sum[c];
+      } else {
+        float* to = received + (rank < q ? rank : rank - 1) * kTcRows * K::kSumPitch + cta_dim(0);
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          exchange.store_to(q, u & 1, to + row(r) * K::kSumPitch, make_float2(sum[2 * r], sum[2 * r + 1]));
+      }
+    };
+#pragma unroll
+    for (int q = 0; q < QR; ++q) {
+      float chains[4][4] = {};
+#pragma unroll
+      for (int kt = 0; kt < KT; ++kt) mma::mma_16816<S>(chains[kt % 4], a[kt], r_frag[q][0][kt]);
+      deliver(q, chains);
+    }
+#pragma unroll
+    for (int s = 0; s < QS; ++s) {
+      const uint2* slice = K::kStreams ? ring.template acquire<uint2>(streamed, r_slices) : r_slices + s * KT * kThreads;
+      float chains[4][4] = {};
+#pragma unroll
+      for (int kt = 0; kt < KT; ++kt) {
+        const uint2 f = slice[kt * kThreads + threadIdx.x];
+        const uint32_t b[2] = {f.x, f.y};
+        mma::mma_16816<S>(chains[kt % 4], a[kt], b);
+      }
+      if constexpr (K::kStreams) ring.release(streamed++);
+      deliver(QR + s, chains);
+    }
+  };
+  const auto send_sums = [&](int u, float (&dh)[NG][4]) {
+    if constexpr (K::kWide) send_sums_by_slice(u, dh); else send_sums_at_once(u, dh);
+  };
   const auto add_received_sums = [&](int u, float (&dh)[NG][4]) {
     if constexpr (kCluster > 1) {
       exchange.wait(u & 1, filling(u));
@@ -282,7 +396,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // instructions per warp and step at 12x64 became 466: docs/kernels.md v10c).
   const auto step = [&](int t, auto last, auto initial) {
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
-    __syncthreads();                    // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
+    sync_step();                        // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
     fetch(t - kPrefetch);               // into the stage step t+1 used
     float dh[NG][4] = {};
     if (!last) {
@@ -361,7 +475,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int t = first - 1; t > 0; --t) step(t, std::false_type{}, std::false_type{});
   if (first > 0) step(0, false, true);
   mma::wait_copies<0>();
-  __syncthreads();  // the CTA's δ(R h)_0 is in its tile
+  sync_step();  // the CTA's δ(R h)_0 is in its tile
   float dh[NG][4] = {};
   if (through_r) send_sums(0, dh);
   store_tile(0);

@@ -34,25 +34,37 @@ cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_h
                                           : tc_forward_kernel<Cell, S, D, C, true, false>)
                                  : (saves ? tc_forward_kernel<Cell, S, D, C, false, true>
                                           : tc_forward_kernel<Cell, S, D, C, false, false>);
-      return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(saves), p, r_heads,
-                               stream, C);
+      return launch_persistent(kernel, K::Tiling::kThreads, kTcRows, K::smem_bytes(saves), stream, C, p,
+                               r_heads);
     }
   };
   return with_tc_cluster<Cell::kGates, D>(cluster, launch, cudaErrorNotSupported);
 }
 
+// `r_streamed`: tc_backward_streamed_bytes of device memory, for a wide head
+// whose Rᵀ is streamed (TcBackward::kStreams: packed here first), else unused.
 template <class Cell, class S, int D>
-cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads, int cluster,
-                               cudaStream_t stream) {
+cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads, void* r_streamed,
+                               int cluster, cudaStream_t stream) {
   const auto launch = [&](auto c) -> cudaError_t {
     constexpr int C = decltype(c)::value;
     using K = TcBackward<Cell, S, D, C>;
     if constexpr (!K::Tiling::kBackwardCompiled) {
       return cudaErrorNotSupported;
     } else {
+      uint2* packed = static_cast<uint2*>(r_streamed);
+      if constexpr (K::kStreams) {
+        if (packed == nullptr) return cudaErrorInvalidValue;
+        tc_pack_streamed_r_kernel<Cell, S, D, C>
+            <<<dim3(unsigned(C * K::kSharedSlices), unsigned(p.extent.heads)), K::kStepThreads, 0, stream>>>(
+                r_heads, packed);
+        const cudaError_t status = cudaGetLastError();
+        if (status != cudaSuccess) return status;
+      }
       return launch_persistent(p.reset.ptr ? tc_backward_kernel<Cell, S, D, C, true>
                                            : tc_backward_kernel<Cell, S, D, C, false>,
-                               K::Tiling::kThreads, kTcRows, K::smem_bytes(), p, r_heads, stream, C);
+                               K::kThreads, kTcRows, K::smem_bytes(), stream, C, p, r_heads,
+                               static_cast<const uint2*>(packed));
     }
   };
   return with_tc_cluster<Cell::kGates, D>(cluster, launch, cudaErrorNotSupported);
@@ -62,7 +74,7 @@ cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r
   template cudaError_t tc_launch_forward<cells::CELL, S, D>(const ForwardStepParams<float, S>&, \
                                                             const S*, int, cudaStream_t);       \
   template cudaError_t tc_launch_backward<cells::CELL, S, D>(                                   \
-      const BackwardStepParams<float, S>&, const S*, int, cudaStream_t);
+      const BackwardStepParams<float, S>&, const S*, void*, int, cudaStream_t);
 
 #define FLASHRNN_TC_INSTANTIATE(S, D)          \
   FLASHRNN_TC_INSTANTIATE_CELL(Lstm, S, D)     \

@@ -37,14 +37,20 @@ constexpr int kTcMaxCluster = 16;  // sm_90's largest cluster (over its portable
 // R's B fragments may take at most this many of a thread's 255 registers: the
 // step needs the rest (accumulators, the cell, addresses) to run without spilling.
 constexpr int kTcMaxRRegisters = 128;
-// An LSTM or sLSTM head whose R takes more runs the forward only (the backward
-// needs the rest of the registers; GRU and Elman heads stay within the cap),
-// with K split over two warps per group of dims (tc_k_split; twice the
-// threads, whose registers are capped at 168 at 12 warps), each keeping the
-// fragments of its first k-tiles in this many registers and the rest in
-// shared memory, which it reads every step (1x768: 12 of its 24 k-tiles per
-// gate).
+// An LSTM or sLSTM head whose R takes more (a wide head; GRU and Elman heads
+// stay within the cap) runs the forward with K split over two warps per group
+// of dims (tc_k_split; twice the threads, whose registers are capped at 168 at
+// 12 warps), each keeping the fragments of its first k-tiles in this many
+// registers and the rest in shared memory, which it reads every step (1x768:
+// 12 of its 24 k-tiles per gate).
 constexpr int kTcSplitRRegisters = 96;
+// The backward of a wide head keeps Rᵀ's fragments for its first CTA slices
+// in at most this many registers (1x768: 4 of 16 slices) and the rest in
+// shared memory: resident where they fit beside the step's buffers (up to 512
+// dims), else streamed from a packed copy in global memory (L2) through a
+// ring of kTcMaxRing slices by a producer warp (TcBackward).
+constexpr int kTcWideBackwardRRegisters = 96;
+constexpr int kTcMaxRing = 4;
 
 // Warps a whole head takes for its groups of dims: one per 8·G_w head dims
 // (G_w = 2 for an odd gate count).
@@ -119,10 +125,13 @@ constexpr bool tc_forward_compiled(int gates, int head_dim) {
   return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters || tc_k_split(gates, head_dim) > 1;
 }
 
-// Whether fused/instances/ compiles the backward kernel: R within the register cap.
-constexpr bool tc_backward_compiled(int gates, int head_dim) {
-  return tc_r_registers(gates, head_dim) <= kTcMaxRRegisters;
-}
+// Whether R's fragments exceed the register cap: a wide head (tc_k_split).
+constexpr bool tc_wide(int gates, int head_dim) { return tc_r_registers(gates, head_dim) > kTcMaxRRegisters; }
+
+// Whether fused/instances/ compiles the backward kernel: wherever the forward
+// is (a wide head's with Rᵀ partly in shared memory; TcBackward checks that
+// its layout fits).
+constexpr bool tc_backward_compiled(int gates, int head_dim) { return tc_forward_compiled(gates, head_dim); }
 
 // The state slots a cell's backward reads (Cell::kStatesReadBack, bit s): only
 // those are saved by the recording forward and copied into the stages.
@@ -211,7 +220,7 @@ struct TcForward {
   static_assert(sizeof(S) != 2 || cluster_counted_bytes() == tc_forward_smem_bytes(kGates, D, kCluster),
                 "the layout tc_cluster_size counts");
   // The save tiles (rows padded by 8 floats: a warp's 8-byte stores of 8 rows take 2 wavefronts).
-  static constexpr bool kSaveTile = kGates % 2 == 0 && Tiling::kBackwardCompiled && kCluster > 1;
+  static constexpr bool kSaveTile = kGates % 2 == 0 && !tc_wide(kGates, D) && kCluster > 1;
   static constexpr int save_slots(bool saves) { return Cell::kStates + (saves ? Cell::kCache + 1 : 0); }
   static constexpr int kSavePitch = kCtaDims + 8;
   static constexpr int64_t save_tile_bytes(bool saves) {
@@ -231,6 +240,15 @@ struct TcForward {
 // other CTAs send this one, [Q - 1][16][Dc + 8] floats (rows padded by 8 floats: a
 // half warp's 8-byte loads of 4 rows hit different banks). As many stages in
 // flight as fit.
+//
+// A wide head (tc_wide: Rᵀ's fragments, Q·G·Dc/8 per thread, over the
+// register cap) keeps those of its first kRegisterSlices CTA slices (the
+// partial sums owed to CTAs 0, 1, ...) in registers and each other slice's,
+// [k-tile][thread] of 8 bytes (kSliceBytes), in shared memory after two
+// stages: all of them where they fit (kResident: up to 512 dims, each thread
+// writes its own once), else a ring of kRingSlots slices that a producer
+// warp (kStreams: 576 dims and over) fills from a packed copy in global memory
+// (tc_pack_streamed_r) with bulk copies, slice after slice and step after step.
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -241,6 +259,8 @@ struct TcBackward {
   static constexpr int kDeltaPitch = kGates * kCtaDims + 8;
   static constexpr int kSumPitch = kCtaDims + 8;
   static constexpr uint32_t kReceivedBytes = uint32_t(kCluster - 1) * kTcRows * kCtaDims * 4;  // per filling
+  // The warps of the step (never a split of K: a warp per group of dims).
+  static constexpr int kStepThreads = 32 * Tiling::kDimWarps;
   static constexpr int64_t stage_bytes() {
     return int64_t(kTcRows) * (kFloatPitch * 4 + kGradPitch * int64_t(sizeof(S)));
   }
@@ -249,19 +269,46 @@ struct TcBackward {
     return delta_tiles_bytes() + 2 * int64_t(kCluster - 1) * kTcRows * kSumPitch * 4;
   }
   static constexpr int64_t bytes_with(int stages) { return stages * stage_bytes() + tiles_bytes(); }
-  static constexpr int kPrefetch = bytes_with(4) <= kTcSmemBudget   ? 3
-                                   : bytes_with(3) <= kTcSmemBudget ? 2
-                                                                    : 1;
+
+  // Rᵀ of a wide head: k-tiles of the CTA's share of K, registers per slice.
+  static constexpr bool kWide = tc_wide(kGates, D);
+  static constexpr int kKTiles = kGates * kCtaDims / 16;
+  static constexpr int kRegisterSlices =
+      kWide ? (kTcWideBackwardRRegisters / (2 * kGroups * kKTiles) < kCluster
+                   ? kTcWideBackwardRRegisters / (2 * kGroups * kKTiles) : kCluster)
+            : kCluster;
+  static constexpr int kSharedSlices = kCluster - kRegisterSlices;
+  static constexpr int64_t kSliceBytes = int64_t(kKTiles) * kGroups * kStepThreads * 8;
+  static constexpr int64_t kSlicesFit = kWide ? (kTcSmemBudget - bytes_with(2)) / kSliceBytes : 0;
+  static constexpr bool kResident = kSlicesFit >= kSharedSlices;
+  static constexpr int kRingSlots = kResident                ? kSharedSlices
+                                    : kSlicesFit < kTcMaxRing ? int(kSlicesFit)
+                                                              : kTcMaxRing;
+  static constexpr bool kStreams = !kResident;
+  static constexpr int kThreads = kStepThreads + (kStreams ? 32 : 0);  // + the producer warp
+
+  static constexpr int kPrefetch = kWide                              ? 1
+                                   : bytes_with(4) <= kTcSmemBudget   ? 3
+                                   : bytes_with(3) <= kTcSmemBudget   ? 2
+                                                                      : 1;
   static constexpr int kStages = kPrefetch + 1;
   static constexpr int64_t delta_offset() { return kStages * stage_bytes(); }
   static constexpr int64_t received_offset() { return delta_offset() + delta_tiles_bytes(); }
-  static constexpr int64_t smem_bytes() { return bytes_with(kStages); }
+  static constexpr int64_t slices_offset() { return bytes_with(kStages); }
+  static constexpr int64_t smem_bytes() { return bytes_with(kStages) + kRingSlots * kSliceBytes; }
+  // The packed copy of the streamed slices, per head: [CTA][slice][k-tile][thread] of 8 bytes.
+  static constexpr int64_t streamed_bytes_per_head() {
+    return kStreams ? int64_t(kCluster) * kSharedSlices * kSliceBytes : 0;
+  }
+  static_assert(!Tiling::kBackwardCompiled || !kWide ||
+                    (kCluster > 1 && kGroups == 1 && kRingSlots >= 2 && smem_bytes() <= kTcSmemBudget),
+                "a wide head's backward: a cluster, an even gate count, Rᵀ's shared slices fit two at a time");
 };
 
 // Head dims the tensor-core kernels are compiled for (fused/instances/): every
 // multiple of 16 up to 256, and over it those an LSTM or sLSTM head can be
-// split into (at most 16 CTAs, tc_cluster_size; forward only, R partly in
-// shared memory). The others over 256 (272, 304, ...) have no even split.
+// split into (at most 16 CTAs, tc_cluster_size; R partly in shared memory).
+// The others over 256 (272, 304, ...) have no even split.
 inline constexpr int kTcHeadDims[] = {16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176, 192, 208, 224, 240,
                                       256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 672, 768};
 

@@ -20,11 +20,20 @@ std::string describe(const TcConfig& c) {
       << c.r_register_ktiles + c.r_shared_ktiles << " k-tiles in shared memory)";
   s << " (~" << c.estimated_registers << " in all, cap " << c.register_cap
     << "), shared memory forward " << c.forward_smem_bytes << " B (prefetch " << c.forward_prefetch << "), ";
-  if (c.backward)
+  if (c.backward) {
     s << "backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ", "
-      << c.backward_stages << " stages)";
-  else
-    s << "no backward kernel (R is not in registers)";
+      << c.backward_stages << " stages";
+    if (c.backward_shared_slices > 0)
+      s << "; Rᵀ: " << c.backward_register_slices << " of " << c.cluster << " slices in "
+        << c.backward_r_registers << " registers, " << c.backward_shared_slices
+        << (c.backward_streams ? " streamed through a ring of " + std::to_string(c.backward_ring_slots) +
+                                     " in shared memory by a producer warp, " +
+                                     std::to_string(c.backward_threads) + " threads"
+                               : std::string(" in shared memory"));
+    s << ")";
+  } else {
+    s << "no backward kernel";
+  }
   return s.str();
 }
 

@@ -63,7 +63,17 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
       << c.r_forward_registers + c.working_registers << " of cap " << c.register_cap
       << " (min(" << device.regs_per_thread << ", " << device.regs_per_block << " / "
       << c.threads << "))\n";
-  if (c.backward)  // the measure is the larger kernel's, the backward's
+  if (c.backward_shared_slices > 0)
+    out << "                    the backward (" << c.backward_threads << " threads"
+        << (c.backward_streams ? ", a producer warp among them" : "") << ") keeps Rᵀ's first "
+        << c.backward_register_slices << " of " << c.cluster << " CTA slices in "
+        << c.backward_r_registers << " registers and the other " << c.backward_shared_slices
+        << " in shared memory ("
+        << (c.backward_streams ? "streamed every step from a packed copy in global memory through a ring of " +
+                                     std::to_string(c.backward_ring_slots)
+                               : std::string("resident"))
+        << ")\n";
+  if (c.k_split == 1)  // the measure is the larger kernel's, the backward's, at D <= 64 (K not split)
     out << "                    ~" << c.estimated_registers
         << " estimated (R + the most ptxas allocates besides R for " << to_string(shape.cell)
         << " at D <= 64)"
@@ -74,15 +84,17 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
   if (c.backward)
     out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
         << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles"
-        << (c.cluster > 1 ? " + two tiles of received sums)" : ")");
+        << (c.cluster > 1 ? " + two tiles of received sums" : "")
+        << (c.backward_ring_slots > 0
+                ? (c.backward_streams ? " + a ring of " : " + ") + std::to_string(c.backward_ring_slots) +
+                      " slices of Rᵀ of " + std::to_string(c.backward_slice_bytes) + " B)"
+                : std::string(")"));
   out << " of " << device.smem_per_block_optin << " B per block\n";
   if (c.backward)
     out << "-> the fused backend runs the tensor-core kernels (backend=auto picks them)\n";
   else
-    out << "-> the fused backend runs the tensor-core forward and, with no tensor-core backward "
-           "for R of "
-        << c.r_registers_per_thread
-        << " registers per thread, the alternating backend's backward (backend=auto picks them)\n";
+    out << "-> the fused backend runs the tensor-core forward and the alternating backend's backward "
+           "(backend=auto picks them)\n";
   return out.str();
 }
 

@@ -13,13 +13,15 @@ namespace {
 enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
   kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kBwSmem,
-  kBwPrefetch, kBwStage, kFieldCount
+  kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
+  kBwStreams, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
     "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
     "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
     "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch",
-    "bw_smem",     "bw_prefetch",  "bw_stage"};
+    "bw_smem",     "bw_prefetch",  "bw_stage",    "bw_threads",   "bw_r_regs", "bw_reg_slices",
+    "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams"};
 
 // Far above any device: what a case needs when nothing limits it.
 constexpr int64_t kUnlimited = int64_t(1) << 40;
@@ -122,6 +124,13 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.r_shared_ktiles = int(get(kRSharedKt));
   c.r_forward_registers = int(get(kRRegRegs));
   c.backward = get(kBackward) != 0;
+  c.backward_threads = int(get(kBwThreads));
+  c.backward_r_registers = int(get(kBwRRegs));
+  c.backward_register_slices = int(get(kBwRegSlices));
+  c.backward_shared_slices = int(get(kBwSharedSlices));
+  c.backward_slice_bytes = get(kBwSlice);
+  c.backward_ring_slots = int(get(kBwRing));
+  c.backward_streams = get(kBwStreams) != 0;
   c.working_registers = int(get(kWorkingRegs));
   c.estimated_registers = int(get(kEstRegs));
   // __launch_bounds__(threads): the compiler keeps threads · registers within a

@@ -36,15 +36,30 @@ struct TcConfig {
   // Registers per thread. R's share is exact; the rest is an estimate.
   int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads · cluster) = G·G_w·D/(8·k_split)
                                    // (kRRegisters): R as MMA B fragments, in registers up to 128
-  // Over 128 without the split (LSTM, sLSTM over 256 dims) K is split, the
-  // forward keeps the first r_register_ktiles of a warp's D/(16·k_split)
-  // k-tiles per gate in registers and the other r_shared_ktiles in shared
-  // memory (kRegisterRKTiles, kSharedRKTiles; none up to 96 registers), and
-  // the backward kernel does not run the case.
+  // Over 128 without the split (LSTM, sLSTM over 256 dims: a wide head) K is
+  // split, the forward keeps the first r_register_ktiles of a warp's
+  // D/(16·k_split) k-tiles per gate in registers and the other r_shared_ktiles
+  // in shared memory (kRegisterRKTiles, kSharedRKTiles; none up to 96
+  // registers), and the backward keeps part of Rᵀ in shared memory (below).
   int r_register_ktiles = 0;
   int r_shared_ktiles = 0;
   int r_forward_registers = 0;     // R's registers per thread in the forward: 2·G·G_w·r_register_ktiles
-  bool backward = true;            // whether the backward kernel runs the case (R in registers)
+  bool backward = true;            // whether the backward kernel runs the case: wherever the forward does
+  int backward_threads = 0;        // TcBackward::kThreads: 32 · warps (never a split of K), + 32 for
+                                   // the producer warp where it streams Rᵀ
+  // Rᵀ in the backward: `cluster` slices (the partial sums owed to each CTA)
+  // of G·cta_dims/16 k-tiles. All in registers where R fits them; a wide head
+  // keeps its first backward_register_slices in at most 96 registers and the
+  // other backward_shared_slices in shared memory: resident where they fit
+  // beside two stages (up to 512 dims), else streamed every step from a packed
+  // copy in global memory (L2) through a ring of backward_ring_slots by a
+  // producer warp (576 dims and over).
+  int backward_r_registers = 0;     // Rᵀ's registers per thread: 2·G_w·(G·cta_dims/16)·backward_register_slices
+  int backward_register_slices = 0; // kRegisterSlices (the cluster where R is in registers)
+  int backward_shared_slices = 0;   // kSharedSlices
+  int64_t backward_slice_bytes = 0; // kSliceBytes: G·cta_dims/16 k-tiles x G_w x 32·warps threads x 8 B
+  int backward_ring_slots = 0;      // kRingSlots: every shared slice where resident, else at most 4
+  bool backward_streams = false;    // kStreams: the producer warp streams the shared slices
   int working_registers = 0;       // the fewest a step needs besides R (accumulators, A fragment, addresses)
   int estimated_registers = 0;     // R's forward registers + what ptxas allocates besides R for this
                                    // cell (measured at D <= 64)
@@ -53,8 +68,8 @@ struct TcConfig {
   // Shared memory per CTA, bytes: exactly TcForward / TcBackward::smem_bytes().
   int64_t forward_smem_bytes = 0;
   int forward_prefetch = 0;        // TcForward::kPrefetch: steps of Wx loaded ahead
-  int64_t backward_smem_bytes = 0; // (what its layout would take where the backward does not run)
-  int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead
+  int64_t backward_smem_bytes = 0; // its stages and tiles, and a wide head's ring of Rᵀ's slices
+  int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead (1 for a wide head)
   int backward_stages = 0;         // kPrefetch + 1
   int64_t backward_stage_bytes = 0;
 
