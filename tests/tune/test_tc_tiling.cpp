@@ -19,6 +19,7 @@
 #include "cells/lstm.h"
 #include "cells/slstm.h"
 #include "flashrnn/tune/device_props.h"
+#include "flashrnn/tune/tc_explain.h"
 #include "flashrnn/tune/tc_model.h"
 #include "flashrnn/tune/tc_select.h"
 #include "fused/tc_tiling.h"
@@ -179,6 +180,7 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     return;
   }
   EXPECT_EQ(c.backward_smem_bytes, Bw::smem_bytes());
+  EXPECT_EQ(c.backward_static_smem_bytes, Bw::kStaticBytes);
   EXPECT_EQ(c.backward_prefetch, Bw::kPrefetch);
   EXPECT_EQ(c.backward_stages, Bw::kStages);
   EXPECT_EQ(c.backward_threads, Bw::kThreads);
@@ -195,9 +197,11 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   // 8 bytes per thread of the step. Where R is in registers, all of Rᵀ too
   // (its kRRegisters) and the deepest prefetch that fits; a wide head (runs
   // only with clusters) the first min(Q, floor(96 / (2·G_w·KT))) slices in
-  // registers, two stages, and the other slices after them in shared memory:
-  // all of them up to 512 dims, else a ring of the most that fit, at most
-  // kTcMaxRing and at least two, streamed.
+  // registers and the other slices after the stages in shared memory, within
+  // the budget less the static bytes: all of them where they fit beside two
+  // stages (up to 512 dims; prefetch 1), else streamed through a ring of the
+  // most that fit beside one stage (prefetch 0), at most kTcMaxRing and at
+  // least two.
   EXPECT_EQ(Bw::kThreads, 32 * T::kDimWarps + (Bw::kStreams ? 32 : 0));
   EXPECT_EQ(Bw::kSliceBytes, int64_t(Bw::kKTiles) * ng * 32 * T::kDimWarps * 8);
   EXPECT_EQ(Bw::smem_bytes(), Bw::bytes_with(Bw::kStages) + Bw::kRingSlots * Bw::kSliceBytes);
@@ -211,21 +215,25 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     EXPECT_EQ(Bw::kStages, Bw::bytes_with(4) <= kTcSmemBudget ? 4 : Bw::bytes_with(3) <= kTcSmemBudget ? 3 : 2);
   } else if (runs) {
     const int fit = fused::kTcWideBackwardRRegisters / (2 * ng * Bw::kKTiles);
-    const int64_t slices_fit = (kTcSmemBudget - Bw::bytes_with(2)) / Bw::kSliceBytes;
+    const int64_t room = kTcSmemBudget - Bw::kStaticBytes;
+    const int64_t slices_fit = (room - Bw::bytes_with(2)) / Bw::kSliceBytes;  // beside two stages
+    const int64_t ring_fit = (room - Bw::bytes_with(1)) / Bw::kSliceBytes;    // beside one
     EXPECT_EQ(c.backward_register_slices, fit < K ? fit : K);
     EXPECT_LE(c.backward_r_registers, fused::kTcWideBackwardRRegisters);
     EXPECT_EQ(c.backward_register_slices + c.backward_shared_slices, K);
     EXPECT_GT(c.backward_shared_slices, 0);  // every compiled wide head's
-    EXPECT_EQ(Bw::kStages, 2);
     EXPECT_EQ(Bw::kSlicesFit, slices_fit);
+    EXPECT_EQ(Bw::kRingFit, ring_fit);
     EXPECT_EQ(c.backward_streams, D > 512);
     EXPECT_EQ(c.backward_streams, slices_fit < c.backward_shared_slices);
+    EXPECT_EQ(c.backward_prefetch, c.backward_streams ? 0 : 1);
+    EXPECT_EQ(c.backward_stages, c.backward_streams ? 1 : 2);
     EXPECT_EQ(c.backward_ring_slots,
-              c.backward_streams ? std::min<int64_t>(slices_fit, fused::kTcMaxRing) : c.backward_shared_slices);
+              c.backward_streams ? std::min<int64_t>(ring_fit, fused::kTcMaxRing) : c.backward_shared_slices);
     EXPECT_GE(c.backward_ring_slots, 2);
     EXPECT_EQ(Bw::streamed_bytes_per_head(),
               c.backward_streams ? int64_t(K) * c.backward_shared_slices * c.backward_slice_bytes : 0);
-    EXPECT_LE(c.backward_smem_bytes, kTcSmemBudget);
+    EXPECT_LE(c.backward_smem_bytes + c.backward_static_smem_bytes, kTcSmemBudget);
   }
 }
 
@@ -314,6 +322,7 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   EXPECT_EQ(value("split_r_regs"), fused::kTcSplitRRegisters);
   EXPECT_EQ(value("wide_bw_r_regs"), fused::kTcWideBackwardRRegisters);
   EXPECT_EQ(value("max_ring"), fused::kTcMaxRing);
+  EXPECT_EQ(value("bw_static_bytes"), (TcBackward<cells::Lstm, Half16, 768, 16>::kStaticBytes));
   EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size_nonportable);
   const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
   EXPECT_EQ(cluster.min(), 1);
@@ -541,9 +550,16 @@ TEST(TcTiling, HandCheckedSelections) {
   // registers (96), 12 in shared memory of 12·192·8 = 18432 B each. Two
   // stages of 16 · ((6·48 + 4) · 4 + (2·48 + 8) · 2) = 22016 B, delta tiles
   // 2 · 16 · (4·48 + 8) · 2 = 12800 B, received sums 2 · 15 · 16 · 56 · 4 =
-  // 107520 B: 164352 B, which leaves room for floor(68096 / 18432) = 3 < 12
-  // slices: streamed by a producer warp (224 threads) through a ring of 3,
-  // 164352 + 3 · 18432 = 219648 B.
+  // 107520 B: 164352 B, which with the kernel's 256 B of static shared
+  // memory leaves room for floor((232448 - 256 - 164352) / 18432) =
+  // floor(67840 / 18432) = 3 < 12 slices: streamed by a producer warp (224
+  // threads) beside one stage (prefetch 0; 142336 B with the tiles) through a
+  // ring of min(floor(89856 / 18432), 6) = 4, 142336 + 4 · 18432 = 216064 B.
+  // The same head as sLSTM (stage 16 · ((9·48 + 4) · 4 + (4·48 + 8) · 2) =
+  // 34304 B): a ring of min(floor((232448 - 256 - 34304 - 120320) / 18432), 6)
+  // = 4, 228352 B. LSTM 1x640 (16 CTAs of 5 warps, 40 dims; slices of
+  // 10·160·8 = 12800 B): a ring of 6 (kTcMaxRing) of the 8 that fit beside
+  // one stage.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cta_warp_cap, 6);
@@ -566,25 +582,42 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->backward_r_registers, 96);
   EXPECT_EQ(s.config->backward_shared_slices, 12);
   EXPECT_EQ(s.config->backward_slice_bytes, 18432);
-  EXPECT_EQ(s.config->backward_ring_slots, 3);
+  EXPECT_EQ(s.config->backward_ring_slots, 4);
   EXPECT_TRUE(s.config->backward_streams);
-  EXPECT_EQ(s.config->backward_prefetch, 1);
-  EXPECT_EQ(s.config->backward_stages, 2);
+  EXPECT_EQ(s.config->backward_prefetch, 0);
+  EXPECT_EQ(s.config->backward_stages, 1);
   EXPECT_EQ(s.config->backward_stage_bytes, 22016);
-  EXPECT_EQ(s.config->backward_smem_bytes, 219648);
+  EXPECT_EQ(s.config->backward_smem_bytes, 216064);
+  EXPECT_EQ(s.config->backward_static_smem_bytes, 256);
   EXPECT_TRUE(contains(describe(*s.config), "x 2 shares of K")) << describe(*s.config);
   EXPECT_TRUE(contains(describe(*s.config), "12 of 24 k-tiles in shared memory")) << describe(*s.config);
-  EXPECT_TRUE(contains(describe(*s.config), "backward 219648 B (prefetch 1, 2 stages; Rᵀ: 4 of 16 slices in "
-                                            "96 registers, 12 streamed through a ring of 3"))
+  EXPECT_TRUE(contains(describe(*s.config), "backward 216064 B (prefetch 0, 1 stage; Rᵀ: 4 of 16 slices in "
+                                            "96 registers, 12 streamed through a ring of 4"))
       << describe(*s.config);
+  EXPECT_TRUE(contains(explain_tc_choice(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16}),
+                       "backward 216064 B (prefetch 0: 1 stage of 22016 B + two delta tiles + two tiles of "
+                       "received sums + a ring of 4 slices of Rᵀ of 18432 B; + 256 B static)"));
+  s = select_tc_config(h200, FusedShape{Cell::kSlstm, 1, 768, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->backward_stage_bytes, 34304);
+  EXPECT_EQ(s.config->backward_ring_slots, 4);
+  EXPECT_EQ(s.config->backward_smem_bytes, 228352);
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 640, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 16);
+  EXPECT_EQ(s.config->cta_dims, 40);
+  EXPECT_EQ(s.config->backward_slice_bytes, 12800);
+  EXPECT_EQ(s.config->backward_ring_slots, 6);
+  EXPECT_TRUE(s.config->backward_streams);
 
   // LSTM 1x384 (wide: R 4·384/8 = 192 > 128): 48 warps, 12 CTAs of 4 (32
   // dims). The backward: 4 warps (128 threads), 8 k-tiles per slice, 16
   // registers a slice: 6 of the 12 slices in registers (96), 6 in shared
   // memory of 8·128·8 = 8192 B each. Two stages of 14848 B, delta tiles
   // 8704 B and received sums 2 · 11 · 16 · 40 · 4 = 56320 B: 94720 B, which
-  // leaves room for floor(137728 / 8192) = 16 >= 6 slices: all resident, no
-  // producer warp, 94720 + 6 · 8192 = 143872 B.
+  // with the 256 static bytes leaves room for floor(137472 / 8192) = 16 >= 6
+  // slices: all resident, no producer warp, prefetch 1, 94720 + 6 · 8192 =
+  // 143872 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 384, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 12);

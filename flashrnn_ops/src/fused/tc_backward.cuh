@@ -17,11 +17,12 @@
 // tile (12×64: 2 KiB instead of 8, docs/kernels.md v14). The MMA leaves the
 // sums exactly on the threads that own (b, k) in the pointwise part, so a
 // step needs one barrier and one wait for the others' sums. What the
-// pointwise part reads from memory (cache(t), the
-// slots of states(t-1) the cell's backward reads, the external gradient of
-// states(t)) does not depend on the recurrence: it is copied into a ring of
-// shared stages with cp.async kPrefetch steps ahead. The carried gradients
-// and δb stay in fp32 registers; δR is one GEMM after the kernel
+// pointwise part reads from memory (cache(t), the slots of states(t-1) the
+// cell's backward reads, the external gradient of states(t)) does not depend
+// on the recurrence: it is copied into a ring of shared stages with cp.async
+// kPrefetch steps ahead (a head that streams Rᵀ fetches its one stage at the
+// top of the step that reads it, and waits for it after the MMA). The carried
+// gradients and δb stay in fp32 registers; δR is one GEMM after the kernel
 // (recurrent_weight_gradient).
 //
 // A row of the CTA past the batch reads everything the batch's last row reads,
@@ -395,14 +396,18 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
   // step (together with the fetch's per-copy predicates, 661 of v10b's
   // instructions per warp and step at 12x64 became 466: docs/kernels.md v10c).
   const auto step = [&](int t, auto last, auto initial) {
-    mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
-    sync_step();                        // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
-    fetch(t - kPrefetch);               // into the stage step t+1 used
+    if constexpr (kPrefetch > 0) mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
+    sync_step();           // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
+    fetch(t - kPrefetch);  // into the stage step t+1 used (kPrefetch 0: its own, read after the MMA)
     float dh[NG][4] = {};
     if (!last) {
       if (through_r) send_sums(t + 1, dh);
       store_tile(t + 1);  // while the others' sums are on their way
       if (through_r) add_received_sums(t + 1, dh);
+    }
+    if constexpr (kPrefetch == 0) {
+      mma::wait_copies<0>();  // this thread's copies of step t are in
+      sync_step();            // everyone's are
     }
 
     const unsigned char* stage = smem + int(uint32_t(t) % kStages) * K::stage_bytes();

@@ -50,7 +50,7 @@ constexpr int kTcSplitRRegisters = 96;
 // dims), else streamed from a packed copy in global memory (L2) through a
 // ring of kTcMaxRing slices by a producer warp (TcBackward).
 constexpr int kTcWideBackwardRRegisters = 96;
-constexpr int kTcMaxRing = 4;
+constexpr int kTcMaxRing = 6;
 
 // Warps a whole head takes for its groups of dims: one per 8·G_w head dims
 // (G_w = 2 for an odd gate count).
@@ -244,11 +244,15 @@ struct TcForward {
 // A wide head (tc_wide: Rᵀ's fragments, Q·G·Dc/8 per thread, over the
 // register cap) keeps those of its first kRegisterSlices CTA slices (the
 // partial sums owed to CTAs 0, 1, ...) in registers and each other slice's,
-// [k-tile][thread] of 8 bytes (kSliceBytes), in shared memory after two
-// stages: all of them where they fit (kResident: up to 512 dims, each thread
-// writes its own once), else a ring of kRingSlots slices that a producer
-// warp (kStreams: 576 dims and over) fills from a packed copy in global memory
-// (tc_pack_streamed_r) with bulk copies, slice after slice and step after step.
+// [k-tile][thread] of 8 bytes (kSliceBytes), in shared memory after the
+// stages: all of them where they fit beside two stages (kResident: up to 512
+// dims, each thread writes its own once), else a ring of kRingSlots slices
+// that a producer warp (kStreams: 576 dims and over) fills from a packed copy
+// in global memory (tc_pack_streamed_r_kernel) with bulk copies, slice after
+// slice and step after step. The ring's bytes in flight bound the stream
+// (1x768: 12 slices of 18 KiB a step), so a streaming head takes one stage,
+// fetched at the top of its own step and waited for after the MMA, to give
+// the ring its room.
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -279,15 +283,25 @@ struct TcBackward {
             : kCluster;
   static constexpr int kSharedSlices = kCluster - kRegisterSlices;
   static constexpr int64_t kSliceBytes = int64_t(kKTiles) * kGroups * kStepThreads * 8;
-  static constexpr int64_t kSlicesFit = kWide ? (kTcSmemBudget - bytes_with(2)) / kSliceBytes : 0;
+  // The kernel's static shared memory (its mbarriers) counts against the budget too.
+  static constexpr int64_t kStaticBytes = 256;
+  static constexpr int64_t slices_fit(int stages) {
+    return kWide ? (kTcSmemBudget - kStaticBytes - bytes_with(stages)) / kSliceBytes : 0;
+  }
+  static constexpr int64_t kSlicesFit = slices_fit(2);
   static constexpr bool kResident = kSlicesFit >= kSharedSlices;
-  static constexpr int kRingSlots = kResident                ? kSharedSlices
-                                    : kSlicesFit < kTcMaxRing ? int(kSlicesFit)
-                                                              : kTcMaxRing;
   static constexpr bool kStreams = !kResident;
+  static constexpr int64_t kRingFit = slices_fit(1);  // a streaming head's ring, beside one stage
+  static constexpr int kRingSlots = kResident              ? kSharedSlices
+                                    : kRingFit < kTcMaxRing ? int(kRingFit)
+                                                            : kTcMaxRing;
   static constexpr int kThreads = kStepThreads + (kStreams ? 32 : 0);  // + the producer warp
 
-  static constexpr int kPrefetch = kWide                              ? 1
+  // Steps fetched ahead: 0 where the head streams (its one stage is fetched
+  // in the step that reads it), 1 for a resident wide head, else the most
+  // that fit up to 3.
+  static constexpr int kPrefetch = kStreams                           ? 0
+                                   : kWide                            ? 1
                                    : bytes_with(4) <= kTcSmemBudget   ? 3
                                    : bytes_with(3) <= kTcSmemBudget   ? 2
                                                                       : 1;
@@ -301,7 +315,8 @@ struct TcBackward {
     return kStreams ? int64_t(kCluster) * kSharedSlices * kSliceBytes : 0;
   }
   static_assert(!Tiling::kBackwardCompiled || !kWide ||
-                    (kCluster > 1 && kGroups == 1 && kRingSlots >= 2 && smem_bytes() <= kTcSmemBudget),
+                    (kCluster > 1 && kGroups == 1 && kRingSlots >= 2 &&
+                     smem_bytes() + kStaticBytes <= kTcSmemBudget),
                 "a wide head's backward: a cluster, an even gate count, Rᵀ's shared slices fit two at a time");
 };
 

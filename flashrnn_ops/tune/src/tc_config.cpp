@@ -22,7 +22,7 @@ std::string describe(const TcConfig& c) {
     << "), shared memory forward " << c.forward_smem_bytes << " B (prefetch " << c.forward_prefetch << "), ";
   if (c.backward) {
     s << "backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ", "
-      << c.backward_stages << " stages";
+      << c.backward_stages << (c.backward_stages == 1 ? " stage" : " stages");
     if (c.backward_shared_slices > 0)
       s << "; Rᵀ: " << c.backward_register_slices << " of " << c.cluster << " slices in "
         << c.backward_r_registers << " registers, " << c.backward_shared_slices

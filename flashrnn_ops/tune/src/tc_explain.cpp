@@ -83,11 +83,13 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
   out << "  shared memory     forward " << c.forward_smem_bytes << " B";
   if (c.backward)
     out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
-        << c.backward_stages << " stages of " << c.backward_stage_bytes << " B + two delta tiles"
+        << c.backward_stages << (c.backward_stages == 1 ? " stage of " : " stages of ")
+        << c.backward_stage_bytes << " B + two delta tiles"
         << (c.cluster > 1 ? " + two tiles of received sums" : "")
         << (c.backward_ring_slots > 0
                 ? (c.backward_streams ? " + a ring of " : " + ") + std::to_string(c.backward_ring_slots) +
-                      " slices of Rᵀ of " + std::to_string(c.backward_slice_bytes) + " B)"
+                      " slices of Rᵀ of " + std::to_string(c.backward_slice_bytes) + " B; + " +
+                      std::to_string(c.backward_static_smem_bytes) + " B static)"
                 : std::string(")"));
   out << " of " << device.smem_per_block_optin << " B per block\n";
   if (c.backward)

@@ -14,14 +14,14 @@ enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
   kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kBwSmem,
   kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
-  kBwStreams, kFieldCount
+  kBwStreams, kBwStaticBytes, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
     "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
     "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
     "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch",
     "bw_smem",     "bw_prefetch",  "bw_stage",    "bw_threads",   "bw_r_regs", "bw_reg_slices",
-    "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams"};
+    "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams", "bw_static_bytes"};
 
 // Far above any device: what a case needs when nothing limits it.
 constexpr int64_t kUnlimited = int64_t(1) << 40;
@@ -139,6 +139,7 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.forward_smem_bytes = get(kFwSmem);
   c.forward_prefetch = int(get(kFwPrefetch));
   c.backward_smem_bytes = get(kBwSmem);
+  c.backward_static_smem_bytes = get(kBwStaticBytes);
   c.backward_prefetch = int(get(kBwPrefetch));
   c.backward_stages = c.backward_prefetch + 1;
   c.backward_stage_bytes = get(kBwStage);

@@ -124,7 +124,8 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
       << d.smem_per_block_optin << " B per block";
   } else if (label == "bw_smem_fits" && needs) {
     w << "shared memory: the backward needs " << needs->backward_smem_bytes << " B ("
-      << needs->backward_stages << " stages of " << needs->backward_stage_bytes << " B + two delta tiles"
+      << needs->backward_stages << (needs->backward_stages == 1 ? " stage of " : " stages of ")
+      << needs->backward_stage_bytes << " B + two delta tiles"
       << (needs->backward_ring_slots > 0 ? " + " + std::to_string(needs->backward_ring_slots) +
                                                " slices of Rᵀ of " +
                                                std::to_string(needs->backward_slice_bytes) + " B"
