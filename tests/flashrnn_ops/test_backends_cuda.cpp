@@ -181,7 +181,8 @@ TEST(FusedCuda, ClusterSplitHeadsMatchFloat64OverLongSequences) {
 
 // Short enough for compute-sanitizer's racecheck: every cell split over a
 // cluster (8, 5, 3 and 2 CTAs), a partial batch tile, resets; and wide heads
-// whose backward streams Rᵀ (768: 16 CTAs) or keeps it resident (320: 10).
+// whose backward streams Rᵀ (768: 16 CTAs; LSTM beside two stages, sLSTM
+// beside one) or keeps it resident (320: 10).
 TEST(FusedCuda, ClusterSplitHeadsShortSequences) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   if (!tune::query_cuda_device(c10::cuda::current_device()).has_clusters())
@@ -194,6 +195,7 @@ TEST(FusedCuda, ClusterSplitHeadsShortSequences) {
   if (tune::query_cuda_device(c10::cuda::current_device()).smem_per_block_optin >= fused::kTcSmemBudget) {
     EXPECT_TRUE(matches_float64({Cell::kLstm, torch::kBFloat16, 18, 5, 1, 768, true}, Backend::kFused));
     EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kHalf, 7, 4, 1, 320, false}, Backend::kFused));
+    EXPECT_TRUE(matches_float64({Cell::kSlstm, torch::kBFloat16, 3, 6, 1, 768, false}, Backend::kFused));
   }
 }
 

@@ -200,8 +200,9 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
   // registers and the other slices after the stages in shared memory, within
   // the budget less the static bytes: all of them where they fit beside two
   // stages (up to 512 dims; prefetch 1), else streamed through a ring of the
-  // most that fit beside one stage (prefetch 0), at most kTcMaxRing and at
-  // least two.
+  // most that fit beside two stages (prefetch 1), or beside one (prefetch 0)
+  // where two leave fewer than kTcMinTwoStageRing (sLSTM 768 only), at most
+  // kTcMaxRing and at least two.
   EXPECT_EQ(Bw::kThreads, 32 * T::kDimWarps + (Bw::kStreams ? 32 : 0));
   EXPECT_EQ(Bw::kSliceBytes, int64_t(Bw::kKTiles) * ng * 32 * T::kDimWarps * 8);
   EXPECT_EQ(Bw::smem_bytes(), Bw::bytes_with(Bw::kStages) + Bw::kRingSlots * Bw::kSliceBytes);
@@ -211,13 +212,17 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     EXPECT_EQ(c.backward_shared_slices, 0);
     EXPECT_EQ(c.backward_ring_slots, 0);
     EXPECT_FALSE(c.backward_streams);
+    EXPECT_FALSE(c.backward_one_stage);
+    EXPECT_FALSE(Bw::kOneStage);
     EXPECT_EQ(c.backward_threads, T::kThreads);
     EXPECT_EQ(Bw::kStages, Bw::bytes_with(4) <= kTcSmemBudget ? 4 : Bw::bytes_with(3) <= kTcSmemBudget ? 3 : 2);
   } else if (runs) {
     const int fit = fused::kTcWideBackwardRRegisters / (2 * ng * Bw::kKTiles);
     const int64_t room = kTcSmemBudget - Bw::kStaticBytes;
     const int64_t slices_fit = (room - Bw::bytes_with(2)) / Bw::kSliceBytes;  // beside two stages
-    const int64_t ring_fit = (room - Bw::bytes_with(1)) / Bw::kSliceBytes;    // beside one
+    const bool streams = slices_fit < Bw::kSharedSlices;
+    const bool one_stage = streams && slices_fit < fused::kTcMinTwoStageRing;
+    const int64_t ring_fit = (room - Bw::bytes_with(one_stage ? 1 : 2)) / Bw::kSliceBytes;  // beside them
     EXPECT_EQ(c.backward_register_slices, fit < K ? fit : K);
     EXPECT_LE(c.backward_r_registers, fused::kTcWideBackwardRRegisters);
     EXPECT_EQ(c.backward_register_slices + c.backward_shared_slices, K);
@@ -225,9 +230,12 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     EXPECT_EQ(Bw::kSlicesFit, slices_fit);
     EXPECT_EQ(Bw::kRingFit, ring_fit);
     EXPECT_EQ(c.backward_streams, D > 512);
-    EXPECT_EQ(c.backward_streams, slices_fit < c.backward_shared_slices);
-    EXPECT_EQ(c.backward_prefetch, c.backward_streams ? 0 : 1);
-    EXPECT_EQ(c.backward_stages, c.backward_streams ? 1 : 2);
+    EXPECT_EQ(c.backward_streams, streams);
+    EXPECT_EQ(Bw::kOneStage, one_stage);
+    EXPECT_EQ(c.backward_one_stage, one_stage);
+    EXPECT_EQ(c.backward_one_stage, C::kStates == 4 && D == 768);  // sLSTM 1x768: 2 beside two stages
+    EXPECT_EQ(c.backward_prefetch, one_stage ? 0 : 1);
+    EXPECT_EQ(c.backward_stages, one_stage ? 1 : 2);
     EXPECT_EQ(c.backward_ring_slots,
               c.backward_streams ? std::min<int64_t>(ring_fit, fused::kTcMaxRing) : c.backward_shared_slices);
     EXPECT_GE(c.backward_ring_slots, 2);
@@ -322,6 +330,7 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   EXPECT_EQ(value("split_r_regs"), fused::kTcSplitRRegisters);
   EXPECT_EQ(value("wide_bw_r_regs"), fused::kTcWideBackwardRRegisters);
   EXPECT_EQ(value("max_ring"), fused::kTcMaxRing);
+  EXPECT_EQ(value("min_two_stage_ring"), fused::kTcMinTwoStageRing);
   EXPECT_EQ(value("bw_static_bytes"), (TcBackward<cells::Lstm, Half16, 768, 16>::kStaticBytes));
   EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size_nonportable);
   const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
@@ -553,13 +562,19 @@ TEST(TcTiling, HandCheckedSelections) {
   // 107520 B: 164352 B, which with the kernel's 256 B of static shared
   // memory leaves room for floor((232448 - 256 - 164352) / 18432) =
   // floor(67840 / 18432) = 3 < 12 slices: streamed by a producer warp (224
-  // threads) beside one stage (prefetch 0; 142336 B with the tiles) through a
-  // ring of min(floor(89856 / 18432), 6) = 4, 142336 + 4 · 18432 = 216064 B.
+  // threads); 3 slots, no fewer than kTcMinTwoStageRing, so it keeps the
+  // two stages (prefetch 1) and a ring of min(3, 6) = 3, 164352 + 3 · 18432
+  // = 219648 B.
   // The same head as sLSTM (stage 16 · ((9·48 + 4) · 4 + (4·48 + 8) · 2) =
-  // 34304 B): a ring of min(floor((232448 - 256 - 34304 - 120320) / 18432), 6)
-  // = 4, 228352 B. LSTM 1x640 (16 CTAs of 5 warps, 40 dims; slices of
-  // 10·160·8 = 12800 B): a ring of 6 (kTcMaxRing) of the 8 that fit beside
-  // one stage.
+  // 34304 B): two stages would leave floor((232448 - 256 - 68608 - 120320) /
+  // 18432) = floor(43264 / 18432) = 2 < 3 slots, so it takes one stage
+  // (prefetch 0; 154624 B with the tiles) and a ring of
+  // min(floor(77568 / 18432), 6) = 4, 154624 + 4 · 18432 = 228352 B. LSTM
+  // 1x640 (16 CTAs of 5 warps, 40 dims; slices of 10·160·8 = 12800 B; two
+  // stages of 16 · ((6·40 + 4) · 4 + (2·40 + 8) · 2) = 18432 B and tiles of
+  // 10752 + 92160 B: 139776 B): a ring of 6 (kTcMaxRing) of the
+  // floor(92416 / 12800) = 7 that fit beside two stages (prefetch 1),
+  // 139776 + 6 · 12800 = 216576 B.
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cta_warp_cap, 6);
@@ -582,33 +597,46 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->backward_r_registers, 96);
   EXPECT_EQ(s.config->backward_shared_slices, 12);
   EXPECT_EQ(s.config->backward_slice_bytes, 18432);
-  EXPECT_EQ(s.config->backward_ring_slots, 4);
+  EXPECT_EQ(s.config->backward_ring_slots, 3);
   EXPECT_TRUE(s.config->backward_streams);
-  EXPECT_EQ(s.config->backward_prefetch, 0);
-  EXPECT_EQ(s.config->backward_stages, 1);
+  EXPECT_FALSE(s.config->backward_one_stage);
+  EXPECT_EQ(s.config->backward_prefetch, 1);
+  EXPECT_EQ(s.config->backward_stages, 2);
   EXPECT_EQ(s.config->backward_stage_bytes, 22016);
-  EXPECT_EQ(s.config->backward_smem_bytes, 216064);
+  EXPECT_EQ(s.config->backward_smem_bytes, 219648);
   EXPECT_EQ(s.config->backward_static_smem_bytes, 256);
   EXPECT_TRUE(contains(describe(*s.config), "x 2 shares of K")) << describe(*s.config);
   EXPECT_TRUE(contains(describe(*s.config), "12 of 24 k-tiles in shared memory")) << describe(*s.config);
-  EXPECT_TRUE(contains(describe(*s.config), "backward 216064 B (prefetch 0, 1 stage; Rᵀ: 4 of 16 slices in "
-                                            "96 registers, 12 streamed through a ring of 4"))
+  EXPECT_TRUE(contains(describe(*s.config), "backward 219648 B (prefetch 1, 2 stages; Rᵀ: 4 of 16 slices in "
+                                            "96 registers, 12 streamed through a ring of 3"))
       << describe(*s.config);
   EXPECT_TRUE(contains(explain_tc_choice(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16}),
-                       "backward 216064 B (prefetch 0: 1 stage of 22016 B + two delta tiles + two tiles of "
-                       "received sums + a ring of 4 slices of Rᵀ of 18432 B; + 256 B static)"));
+                       "backward 219648 B (prefetch 1: 2 stages of 22016 B + two delta tiles + two tiles of "
+                       "received sums + a ring of 3 slices of Rᵀ of 18432 B; + 256 B static)"));
   s = select_tc_config(h200, FusedShape{Cell::kSlstm, 1, 768, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->backward_stage_bytes, 34304);
+  EXPECT_TRUE(s.config->backward_streams);
+  EXPECT_TRUE(s.config->backward_one_stage);
+  EXPECT_EQ(s.config->backward_prefetch, 0);
+  EXPECT_EQ(s.config->backward_stages, 1);
   EXPECT_EQ(s.config->backward_ring_slots, 4);
   EXPECT_EQ(s.config->backward_smem_bytes, 228352);
+  EXPECT_TRUE(contains(describe(*s.config), "backward 228352 B (prefetch 0, 1 stage; Rᵀ: 4 of 16 slices in "
+                                            "96 registers, 12 streamed through a ring of 4"))
+      << describe(*s.config);
   s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 640, 16, DType::kBf16});
   ASSERT_TRUE(s.config) << s.reason;
   EXPECT_EQ(s.config->cluster, 16);
   EXPECT_EQ(s.config->cta_dims, 40);
   EXPECT_EQ(s.config->backward_slice_bytes, 12800);
+  EXPECT_EQ(s.config->backward_stage_bytes, 18432);
   EXPECT_EQ(s.config->backward_ring_slots, 6);
   EXPECT_TRUE(s.config->backward_streams);
+  EXPECT_FALSE(s.config->backward_one_stage);
+  EXPECT_EQ(s.config->backward_prefetch, 1);
+  EXPECT_EQ(s.config->backward_stages, 2);
+  EXPECT_EQ(s.config->backward_smem_bytes, 216576);
 
   // LSTM 1x384 (wide: R 4·384/8 = 192 > 128): 48 warps, 12 CTAs of 4 (32
   // dims). The backward: 4 warps (128 threads), 8 k-tiles per slice, 16

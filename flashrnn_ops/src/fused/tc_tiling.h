@@ -51,6 +51,7 @@ constexpr int kTcSplitRRegisters = 96;
 // ring of kTcMaxRing slices by a producer warp (TcBackward).
 constexpr int kTcWideBackwardRRegisters = 96;
 constexpr int kTcMaxRing = 6;
+constexpr int kTcMinTwoStageRing = 3;
 
 // Warps a whole head takes for its groups of dims: one per 8·G_w head dims
 // (G_w = 2 for an odd gate count).
@@ -250,9 +251,10 @@ struct TcForward {
 // that a producer warp (kStreams: 576 dims and over) fills from a packed copy
 // in global memory (tc_pack_streamed_r_kernel) with bulk copies, slice after
 // slice and step after step. The ring's bytes in flight bound the stream
-// (1x768: 12 slices of 18 KiB a step), so a streaming head takes one stage,
-// fetched at the top of its own step and waited for after the MMA, to give
-// the ring its room.
+// (1x768: 12 slices of 18 KiB a step), so where two stages would leave it
+// fewer than kTcMinTwoStageRing slots (sLSTM 1x768: 2) a streaming head takes
+// one stage, fetched at the top of its own step and waited for after the
+// MMA, to give the ring its room (docs/kernels.md v16).
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -291,16 +293,17 @@ struct TcBackward {
   static constexpr int64_t kSlicesFit = slices_fit(2);
   static constexpr bool kResident = kSlicesFit >= kSharedSlices;
   static constexpr bool kStreams = !kResident;
-  static constexpr int64_t kRingFit = slices_fit(1);  // a streaming head's ring, beside one stage
+  static constexpr bool kOneStage = kStreams && kSlicesFit < kTcMinTwoStageRing;
+  static constexpr int64_t kRingFit = slices_fit(kOneStage ? 1 : 2);  // a streaming head's ring
   static constexpr int kRingSlots = kResident              ? kSharedSlices
                                     : kRingFit < kTcMaxRing ? int(kRingFit)
                                                             : kTcMaxRing;
   static constexpr int kThreads = kStepThreads + (kStreams ? 32 : 0);  // + the producer warp
 
-  // Steps fetched ahead: 0 where the head streams (its one stage is fetched
-  // in the step that reads it), 1 for a resident wide head, else the most
-  // that fit up to 3.
-  static constexpr int kPrefetch = kStreams                           ? 0
+  // Steps fetched ahead: 0 where the head streams through a ring beside one
+  // stage (fetched in the step that reads it), 1 for another wide head, else
+  // the most that fit up to 3.
+  static constexpr int kPrefetch = kOneStage                          ? 0
                                    : kWide                            ? 1
                                    : bytes_with(4) <= kTcSmemBudget   ? 3
                                    : bytes_with(3) <= kTcSmemBudget   ? 2

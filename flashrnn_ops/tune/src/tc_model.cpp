@@ -14,14 +14,15 @@ enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
   kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kBwSmem,
   kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
-  kBwStreams, kBwStaticBytes, kFieldCount
+  kBwStreams, kBwOneStage, kBwStaticBytes, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
     "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
     "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
     "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch",
     "bw_smem",     "bw_prefetch",  "bw_stage",    "bw_threads",   "bw_r_regs", "bw_reg_slices",
-    "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams", "bw_static_bytes"};
+    "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams", "bw_one_stage",
+    "bw_static_bytes"};
 
 // Far above any device: what a case needs when nothing limits it.
 constexpr int64_t kUnlimited = int64_t(1) << 40;
@@ -131,6 +132,7 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.backward_slice_bytes = get(kBwSlice);
   c.backward_ring_slots = int(get(kBwRing));
   c.backward_streams = get(kBwStreams) != 0;
+  c.backward_one_stage = get(kBwOneStage) != 0;
   c.working_registers = int(get(kWorkingRegs));
   c.estimated_registers = int(get(kEstRegs));
   // __launch_bounds__(threads): the compiler keeps threads · registers within a

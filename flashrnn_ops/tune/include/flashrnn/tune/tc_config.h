@@ -53,14 +53,18 @@ struct TcConfig {
   // other backward_shared_slices in shared memory: resident where they fit
   // beside two stages (up to 512 dims), else streamed every step from a packed
   // copy in global memory (L2) through a ring of backward_ring_slots by a
-  // producer warp, beside a single stage (576 dims and over).
+  // producer warp (576 dims and over), beside two stages, or beside a single
+  // one where two would leave the ring fewer than 3 slots (kTcMinTwoStageRing:
+  // sLSTM 1x768).
   int backward_r_registers = 0;     // Rᵀ's registers per thread: 2·G_w·(G·cta_dims/16)·backward_register_slices
   int backward_register_slices = 0; // kRegisterSlices (the cluster where R is in registers)
   int backward_shared_slices = 0;   // kSharedSlices
   int64_t backward_slice_bytes = 0; // kSliceBytes: G·cta_dims/16 k-tiles x G_w x 32·warps threads x 8 B
   int backward_ring_slots = 0;      // kRingSlots: every shared slice where resident, else the most
-                                    // that fit beside one stage, at most 6 (kTcMaxRing)
+                                    // that fit beside the stages, at most 6 (kTcMaxRing)
   bool backward_streams = false;    // kStreams: the producer warp streams the shared slices
+  bool backward_one_stage = false;  // kOneStage: it streams them beside one stage (prefetch 0), two
+                                    // stages leaving the ring fewer than 3 slots
   int working_registers = 0;       // the fewest a step needs besides R (accumulators, A fragment, addresses)
   int estimated_registers = 0;     // R's forward registers + what ptxas allocates besides R for this
                                    // cell (measured at D <= 64)
@@ -72,9 +76,9 @@ struct TcConfig {
   int64_t backward_smem_bytes = 0; // its stages and tiles, and a wide head's ring of Rᵀ's slices
   int64_t backward_static_smem_bytes = 0;  // TcBackward::kStaticBytes: its static shared memory (mbarriers)
                                    // besides; a wide head's slices leave room for it in 227 KiB
-  int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead (1 for a wide head
-                                   // whose Rᵀ is resident, 0 where it is streamed)
-  int backward_stages = 0;         // kPrefetch + 1 (1 where Rᵀ is streamed)
+  int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead (1 for a wide head,
+                                   // 0 where Rᵀ is streamed beside one stage)
+  int backward_stages = 0;         // kPrefetch + 1 (1 where Rᵀ is streamed beside one stage)
   int64_t backward_stage_bytes = 0;
 
   // The compiler is expected to spill registers other than R's to local memory.
