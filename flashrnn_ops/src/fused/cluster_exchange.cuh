@@ -22,6 +22,7 @@
 
 #include <cstdint>
 
+#include "fused/mbarrier.cuh"
 #include "fused/mma.cuh"
 
 namespace flashrnn::fused {
@@ -46,8 +47,7 @@ class ClusterExchange {
     if constexpr (kCluster > 1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if (threadIdx.x == 0) {
-        for (int i = 0; i < 2; ++i)
-          asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(barriers_ + 8 * i));
+        for (int i = 0; i < 2; ++i) mbarrier::init(barriers_ + 8 * i, 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
       }
       asm volatile(
@@ -63,11 +63,7 @@ class ClusterExchange {
   // after the stores): the CTA expects one more filling of it.
   __device__ void expect(int tile) const {
     if constexpr (kCluster > 1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      if (threadIdx.x == 0)
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barriers_ + 8 * tile),
-                     "r"(tile_bytes_) : "memory");
-#endif
+      if (threadIdx.x == 0) mbarrier::arrive_expect_bytes(barriers_ + 8 * tile, tile_bytes_);
     }
   }
 
@@ -107,17 +103,7 @@ class ClusterExchange {
   // Until the `filling`-th filling (0, 1, ...) of `tile` is complete in this
   // CTA. With one CTA per head nothing: the kernel's __syncthreads does it.
   __device__ void wait(int tile, uint32_t filling) const {
-    if constexpr (kCluster > 1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      uint32_t done = 0;
-      while (!done)
-        asm volatile(
-            "{\n .reg .pred p;\n"
-            " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-            " selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done) : "r"(barriers_ + 8 * tile), "r"(filling & 1) : "memory");
-#endif
-    }
+    if constexpr (kCluster > 1) mbarrier::wait_cluster(barriers_ + 8 * tile, filling & 1);
   }
 
  private:

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "fused/mbarrier.cuh"
 #include "fused/mma.cuh"
 
 namespace flashrnn::fused {
@@ -29,12 +30,10 @@ class SliceRing {
   // By one thread before anyone uses the ring; made visible to the CTA (and
   // its bulk copies) by a fence.mbarrier_init and a barrier after it.
   __device__ void init(int consumers) const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     for (int s = 0; s < kSlots; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full(s)));
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty(s)), "r"(consumers));
+      mbarrier::init(full(s), 1);
+      mbarrier::init(empty(s), uint32_t(consumers));
     }
-#endif
   }
 
   // By the producer thread: `passes` times the `count` slices at `source`, in order.
@@ -44,9 +43,9 @@ class SliceRing {
     const uint32_t total = passes * uint32_t(count);
     for (uint32_t i = 0; i < total; ++i) {
       const int s = int(i % kSlots);
-      if (i >= kSlots) wait(empty(s), (i / kSlots - 1) & 1);  // the consumers are done with slice i - kSlots
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full(s)), "r"(slice_bytes_)
-                   : "memory");
+      // Slot s is free once the consumers are done with slice i - kSlots.
+      if (i >= kSlots) mbarrier::wait_cta(empty(s), (i / kSlots - 1) & 1);
+      mbarrier::arrive_expect_bytes(full(s), slice_bytes_);
       asm volatile(
           "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
               slots_ + s * slice_bytes_),
@@ -60,31 +59,16 @@ class SliceRing {
   template <class T>
   __device__ const T* acquire(uint32_t i, const void* slots) const {
     const int s = int(i % kSlots);
-    wait(full(s), (i / kSlots) & 1);
+    mbarrier::wait_cta(full(s), (i / kSlots) & 1);
     return reinterpret_cast<const T*>(static_cast<const char*>(slots) + s * slice_bytes_);
   }
 
   // By every consumer, after its last read of slice i.
-  __device__ void release(uint32_t i) const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty(int(i % kSlots))) : "memory");
-#endif
-  }
+  __device__ void release(uint32_t i) const { mbarrier::arrive(empty(int(i % kSlots))); }
 
  private:
   __device__ uint32_t full(int s) const { return barriers_ + 8 * s; }
   __device__ uint32_t empty(int s) const { return barriers_ + 8 * (kSlots + s); }
-  __device__ static void wait(uint32_t barrier, uint32_t parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    uint32_t done = 0;
-    while (!done)
-      asm volatile(
-          "{\n .reg .pred p;\n"
-          " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-          " selp.u32 %0, 1, 0, p;\n}\n"
-          : "=r"(done) : "r"(barrier), "r"(parity) : "memory");
-#endif
-  }
 
   uint32_t slots_, barriers_, slice_bytes_;
 };
