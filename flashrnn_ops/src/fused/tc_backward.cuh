@@ -88,10 +88,11 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kStepThreads
   constexpr int QS = K::kSharedSlices, KT = K::kKTiles;
   const int rank = int(blockIdx.x) / QS, s = int(blockIdx.x) % QS, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t n = blockIdx.y;
+  const S* r_head = r_heads + n * Cell::kGates * D * D;
   uint2* slice = packed + ((n * kCluster + rank) * QS + s) * KT * K::kStepThreads;
   for (int kt = 0; kt < KT; ++kt)
     slice[kt * K::kStepThreads + threadIdx.x] =
-        rt_fragment<S, D, K::kCtaDims>(r_heads + n * Cell::kGates * D * D, rank, K::kRegisterSlices + s, warp, kt, lane);
+        rt_fragment<S, D, K::kCtaDims>(r_head, rank, K::kRegisterSlices + s, warp, kt, lane);
 }
 
 // kResets: whether a reset mask is given (see tc_forward_kernel).
@@ -120,13 +121,17 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
   const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
   const int64_t batch = p.extent.batch, steps = p.extent.steps;
   const bool through_r = p.dh_rec.ptr != nullptr;  // null: gradient_recurrent_cut
-  // The step's threads wait for each other with a barrier of their own where a producer warp runs beside them.
+  // The step's threads wait for each other on a barrier of their own where a
+  // producer warp runs beside them.
   const auto sync_step = [] {
-    if constexpr (K::kStreams) mma::sync_warps(1, kThreads); else __syncthreads();
+    if constexpr (K::kStreams)
+      mma::sync_warps(1, kThreads);
+    else
+      __syncthreads();
   };
   if constexpr (K::kStreams) {
     if (threadIdx.x == 0) ring.init(kThreads);  // made visible by exchange.start()'s fence and barrier
-    if (threadIdx.x >= kThreads) {  // the producer warp: every pass of the MMA (one per step) reads every slice
+    if (threadIdx.x >= kThreads) {  // the producer warp: each pass of the MMA (one a step) reads every slice
       exchange.start();
       if (lane == 0 && through_r)
         ring.produce(r_streamed + (n * kCluster + rank) * QS * KT * kThreads, QS, uint32_t(steps));
@@ -351,7 +356,8 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
     }
 #pragma unroll
     for (int s = 0; s < QS; ++s) {
-      const uint2* slice = K::kStreams ? ring.template acquire<uint2>(streamed, r_slices) : r_slices + s * KT * kThreads;
+      const uint2* slice =
+          K::kStreams ? ring.template acquire<uint2>(streamed, r_slices) : r_slices + s * KT * kThreads;
       float chains[4][4] = {};
 #pragma unroll
       for (int kt = 0; kt < KT; ++kt) {
