@@ -25,7 +25,10 @@ class SliceRing {
   // `slots`: kSlots slots of `slice_bytes` each (16-byte aligned, a multiple
   // of 16); `barriers`: 2·kSlots mbarriers in shared memory (full, then empty).
   __device__ SliceRing(void* slots, uint64_t* barriers, uint32_t slice_bytes)
-      : slots_(mma::shared_address(slots)), barriers_(mma::shared_address(barriers)), slice_bytes_(slice_bytes) {}
+      : slot_data_(static_cast<const char*>(slots)),
+        slots_(mma::shared_address(slots)),
+        barriers_(mma::shared_address(barriers)),
+        slice_bytes_(slice_bytes) {}
 
   // By one thread before anyone uses the ring; made visible to the CTA (and
   // its bulk copies) by a fence.mbarrier_init and a barrier after it.
@@ -55,12 +58,12 @@ class SliceRing {
 #endif
   }
 
-  // By every consumer: slice i, once it has arrived (generic address of its slot).
+  // By every consumer: slice i, once it has arrived in its slot.
   template <class T>
-  __device__ const T* acquire(uint32_t i, const void* slots) const {
+  __device__ const T* acquire(uint32_t i) const {
     const int s = int(i % kSlots);
     mbarrier::wait_cta(full(s), (i / kSlots) & 1);
-    return reinterpret_cast<const T*>(static_cast<const char*>(slots) + s * slice_bytes_);
+    return reinterpret_cast<const T*>(slot_data_ + s * slice_bytes_);
   }
 
   // By every consumer, after its last read of slice i.
@@ -70,7 +73,8 @@ class SliceRing {
   __device__ uint32_t full(int s) const { return barriers_ + 8 * s; }
   __device__ uint32_t empty(int s) const { return barriers_ + 8 * (kSlots + s); }
 
-  uint32_t slots_, barriers_, slice_bytes_;
+  const char* slot_data_;                   // the slots, as the consumers read them
+  uint32_t slots_, barriers_, slice_bytes_;  // shared addresses, as the copies and mbarriers take them
 };
 
 }  // namespace flashrnn::fused

@@ -356,8 +356,7 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
     }
 #pragma unroll
     for (int s = 0; s < QS; ++s) {
-      const uint2* slice =
-          K::kStreams ? ring.template acquire<uint2>(streamed, r_slices) : r_slices + s * KT * kThreads;
+      const uint2* slice = K::kStreams ? ring.template acquire<uint2>(streamed) : r_slices + s * KT * kThreads;
       float chains[4][4] = {};
 #pragma unroll
       for (int kt = 0; kt < KT; ++kt) {

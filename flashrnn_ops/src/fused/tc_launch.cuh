@@ -41,8 +41,9 @@ cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_h
   return with_tc_cluster<Cell::kGates, D>(cluster, launch, cudaErrorNotSupported);
 }
 
-// `r_streamed`: tc_backward_streamed_bytes of device memory, for a wide head
-// whose Rᵀ is streamed (TcBackward::kStreams: packed here first), else unused.
+// `r_streamed`: TcBackward::streamed_bytes_per_head() per head of device
+// memory, for a wide head whose Rᵀ is streamed (kStreams: packed here first),
+// else unused.
 template <class Cell, class S, int D>
 cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r_heads, void* r_streamed,
                                int cluster, cudaStream_t stream) {

@@ -15,6 +15,7 @@
 // warp's rows of R form whole 16-row MMA tiles.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -280,9 +281,7 @@ struct TcBackward {
   static constexpr bool kWide = tc_wide(kGates, D);
   static constexpr int kKTiles = kGates * kCtaDims / 16;
   static constexpr int kRegisterSlices =
-      kWide ? (kTcWideBackwardRRegisters / (2 * kGroups * kKTiles) < kCluster
-                   ? kTcWideBackwardRRegisters / (2 * kGroups * kKTiles) : kCluster)
-            : kCluster;
+      kWide ? std::min(kCluster, kTcWideBackwardRRegisters / (2 * kGroups * kKTiles)) : kCluster;
   static constexpr int kSharedSlices = kCluster - kRegisterSlices;
   static constexpr int64_t kSliceBytes = int64_t(kKTiles) * kGroups * kStepThreads * 8;
   // The kernel's static shared memory (its mbarriers) counts against the budget too.
@@ -295,9 +294,7 @@ struct TcBackward {
   static constexpr bool kStreams = !kResident;
   static constexpr bool kOneStage = kStreams && kSlicesFit < kTcMinTwoStageRing;
   static constexpr int64_t kRingFit = slices_fit(kOneStage ? 1 : 2);  // a streaming head's ring
-  static constexpr int kRingSlots = kResident              ? kSharedSlices
-                                    : kRingFit < kTcMaxRing ? int(kRingFit)
-                                                            : kTcMaxRing;
+  static constexpr int kRingSlots = kResident ? kSharedSlices : int(std::min<int64_t>(kRingFit, kTcMaxRing));
   static constexpr int kThreads = kStepThreads + (kStreams ? 32 : 0);  // + the producer warp
 
   // Steps fetched ahead: 0 where the head streams through a ring beside one
