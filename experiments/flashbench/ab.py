@@ -10,6 +10,12 @@ rounds of each side's median ms, the ratio B / A, and each side's largest
 relative error against float64. A case missing on one side is reported, not
 dropped. Writes --out (JSON) and prints a table. An executable may be a path or
 a command (e.g. "bash tests/gpu/run_prebuilt.sh flashbench_v6").
+
+Where the two executables do not fit one device call (its transfer limit), run
+each side in its own call, back to back on the same warm machine
+(ab_side.sh), and combine their JSON files here:
+
+    python3 experiments/flashbench/ab.py --a v16 --b v17 --a-runs v16_*.json --b-runs v17_*.json
 """
 import argparse
 import json
@@ -32,6 +38,15 @@ def run_flashbench(command, args, out_path):
         sys.exit(f"ab: `{' '.join(argv)}` exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     with open(out_path) as f:
         return json.load(f)["records"]
+
+
+def load_records(path):
+    """The records of one flashbench JSON file. Exits naming the file if it is not one."""
+    try:
+        with open(path) as f:
+            return json.load(f)["records"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"ab: {path} is not a flashbench JSON file: {e}")
 
 
 def combine(runs_a, runs_b):
@@ -74,23 +89,33 @@ def main(argv):
     else:
         own, bench_args = argv, []
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--a", required=True, help="the baseline flashbench (path or command)")
-    parser.add_argument("--b", required=True, help="the candidate flashbench (path or command)")
+    parser.add_argument("--a", required=True, help="the baseline flashbench (path or command; with --a-runs a label)")
+    parser.add_argument("--b", required=True, help="the candidate flashbench (path or command; with --b-runs a label)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", default="ab.json")
+    parser.add_argument("--a-runs", nargs="+", metavar="JSON", help="A's flashbench JSON files from earlier runs")
+    parser.add_argument("--b-runs", nargs="+", metavar="JSON", help="B's: with --a-runs nothing is run")
     args = parser.parse_args(own)
     if args.rounds < 1:
         parser.error(f"--rounds must be >= 1, got {args.rounds}")
     if "--out" in bench_args:
         parser.error("flashbench's --out is set by ab.py; leave it out of the arguments after --")
-    runs = {"a": [], "b": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.rounds):
-            for side in ("a", "b"):
-                out = os.path.join(tmp, f"{side}{i}.json")
-                runs[side].append(run_flashbench(getattr(args, side), bench_args, out))
+    if bool(args.a_runs) != bool(args.b_runs):
+        parser.error("--a-runs and --b-runs go together")
+    if args.a_runs:
+        runs = {"a": [load_records(p) for p in args.a_runs], "b": [load_records(p) for p in args.b_runs]}
+    else:
+        runs = {"a": [], "b": []}
+        with tempfile.TemporaryDirectory() as tmp:
+            for i in range(args.rounds):
+                for side in ("a", "b"):
+                    out = os.path.join(tmp, f"{side}{i}.json")
+                    runs[side].append(run_flashbench(getattr(args, side), bench_args, out))
     rows = combine(runs["a"], runs["b"])
-    result = {"a": args.a, "b": args.b, "rounds": args.rounds, "flashbench_args": bench_args, "cases": rows}
+    rounds = args.rounds if not args.a_runs else None
+    result = {"a": args.a, "b": args.b, "rounds": rounds, "flashbench_args": bench_args, "cases": rows}
+    if args.a_runs:
+        result.update(a_runs=args.a_runs, b_runs=args.b_runs)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
         f.write("\n")

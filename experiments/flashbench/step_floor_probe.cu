@@ -25,7 +25,8 @@
 // Wx, the biases and the saves are left out (they are not on the step's
 // critical path in the kernel). Times: the median of 5 runs of T = 1024 and of
 // T = 2048, per step = their difference / 1024 (no launch cost). Standalone:
-//   nvcc -O3 -std=c++17 -arch=sm_90a -I flashrnn_ops/src experiments/flashbench/step_floor_probe.cu -o probe
+//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I flashrnn_ops/src \
+//     experiments/flashbench/step_floor_probe.cu -o probe
 //   ./probe [--json FILE]
 #include <algorithm>
 #include <cstdio>
@@ -72,8 +73,16 @@ __device__ void bulk_copy(uint32_t to_cluster, uint32_t from, uint32_t bytes, ui
 // memory (else all from registers); kPerSource: a warp waits for each source's
 // slice of h just before it multiplies it (else for all before the MMA);
 // kRotate: a warp takes its sources starting from its CTA's rank.
-template <Publish kPublish, bool kMma, bool kSharedR, bool kPerSource, bool kRotate>
+template <Publish kPublish, bool kMma, bool kSharedR, bool kPerSource, bool kRotate, bool kCtaWait>
 __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
+  // kCtaWait: the per-source waits at CTA scope (no acquire.cluster: the bulk copies land in this CTA's
+  // shared memory and complete on its own mbarrier, as a TMA load does).
+  const auto wait_source = [](uint32_t barrier, uint32_t parity) {
+    if constexpr (kCtaWait)
+      mbarrier::wait_cta(barrier, parity);
+    else
+      mbarrier::wait_cluster(barrier, parity);
+  };
   constexpr bool kBySource = kPublish == kBulkSlice || kPublish == kBulkPart;  // h tile [source][row][Dc + 8]
   constexpr int kTileElems = kBySource ? Q * kSliceElems : 16 * kHPitch;
   constexpr bool kSourceBarriers = kPublish >= kStAsyncSource;  // else the kernel's ClusterExchange
@@ -136,7 +145,7 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
 #pragma unroll
       for (int i = 0; i < kSourcesPerPart; ++i) {
         const int source = part * kSourcesPerPart + (kRotate ? (rank + i) % kSourcesPerPart : i);
-        if (kExchange && kPerSource && t > 0) mbarrier::wait_cluster(barrier_at(prev, source), parity);
+        if (kExchange && kPerSource && t > 0) wait_source(barrier_at(prev, source), parity);
 #pragma unroll
         for (int kk = 0; kk < kTilesPerSource; ++kk) {
           const int at = i * kTilesPerSource + kk;  // which of R's k-tiles (a constant after unrolling)
@@ -224,12 +233,202 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
   out[blockIdx.x * kThreads + threadIdx.x] = c[0] + c[1];
 }
 
-template <Publish kPublish, bool kMma, bool kSharedR, bool kPerSource, bool kRotate>
-float time_ms(int steps, float* out) {
-  auto kernel = step_kernel<kPublish, kMma, kSharedR, kPerSource, kRotate>;
-  constexpr bool kBySource = kPublish == kBulkSlice || kPublish == kBulkPart;
-  constexpr int kTileElems = kBySource ? Q * kSliceElems : 16 * kHPitch;
-  const int smem = 2 * kTileElems * sizeof(S) + (KW - KR) * G * kThreads * 8 + DW * KS * G * 32 * 8;
+// The step as two independent halves of the batch (rows 0-7, 8-15: separate
+// recurrences), the MMA transposed so that a half is N = 8 of m16n8k16 with
+// no waste: out^T[gate row][batch] = R[gate row][k] · h^T[k][batch], R the A
+// operand (a warp's 8 dims x 4 gates = two M tiles: i and f of its dims, z and
+// o), h the B operand. Each half waits for its slices, multiplies, adds the
+// two K parts' sums, runs its cells (one element a thread) and sends its
+// slice (8 rows) by bulk copy; its copies fly while the other half multiplies.
+// The same MMAs, R registers and shared-memory bytes as the kernel's step.
+constexpr int kHalfSliceElems = 8 * kSlicePitch;  // [8 rows][Dc + 8]
+constexpr int kHalfTileElems = Q * kHalfSliceElems;
+constexpr uint32_t kHalfSliceBytes = kHalfSliceElems * sizeof(S);
+
+__device__ void load_b_fragment(uint32_t (&b)[2], const S* lane_row) {  // rows lane % 8, k + 8 * (lane / 8 % 2)
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(b[0]), "=r"(b[1]) : "r"(mma::shared_address(lane_row)));
+}
+
+template <bool kExchange>
+__global__ void __launch_bounds__(kThreads) halves_kernel(int steps, float* out) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ __align__(8) uint64_t barriers[2 * 2 * Q];  // [half][tile][source]
+  S* h_tiles = reinterpret_cast<S*>(smem);                                   // [half][tile][source][8][Dc + 8]
+  uint4* r_shared = reinterpret_cast<uint4*>(h_tiles + 4 * kHalfTileElems);  // [KW - KR][M tile][thread]
+  float2* partials = reinterpret_cast<float2*>(r_shared + (KW - KR) * 2 * kThreads);  // [warp][part][M tile][32]
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % DW, part = threadIdx.x / 32 / DW;
+  const int rank = int(blockIdx.x % Q);
+  // The element this thread finishes in each half: batch row 2 (lane % 4) + part of the half, dim d.
+  const int row = 2 * (lane % 4) + part, d = 8 * warp + lane / 4;
+  uint32_t r_frag[2][KR][4];
+#pragma unroll
+  for (int m = 0; m < 2; ++m)
+#pragma unroll
+    for (int kt = 0; kt < KR; ++kt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) r_frag[m][kt][i] = mma::pack<S>(1e-3f * ((lane + m + kt + i) % 7), -1e-3f * (kt % 3));
+  for (int i = threadIdx.x; i < (KW - KR) * 2 * kThreads; i += kThreads)
+    r_shared[i] = make_uint4(mma::pack<S>(1e-3f * (i % 5), 0.f), mma::pack<S>(0.f, -1e-3f * (i % 3)),
+                             mma::pack<S>(1e-3f * (i % 3), 0.f), mma::pack<S>(0.f, 1e-3f * (i % 5)));
+  for (int i = threadIdx.x; i < 4 * kHalfTileElems; i += kThreads) h_tiles[i] = __float2bfloat16(0.f);
+
+  const uint32_t barrier_base = mma::shared_address(barriers);
+  const auto barrier_at = [&](int half, int tile, int source) { return barrier_base + 8 * ((half * 2 + tile) * Q + source); };
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < 4 * Q; ++i) mbarrier::init(barrier_base + 8 * i, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+
+  float c[2] = {0.f, 0.f};
+  for (int t = 0; t < steps; ++t) {
+    __syncthreads();  // (the kernel's: the Wx stage)
+    const int prev = (t + 1) & 1, next = t & 1;
+    const uint32_t parity = uint32_t(t - 1) >> 1 & 1;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const S* h_prev = h_tiles + (half * 2 + prev) * kHalfTileElems;
+      float chains[2][2][4] = {};  // [M tile][k-tile parity]: four chains of MMAs, as the kernel's four gates
+#pragma unroll
+      for (int i = 0; i < kSourcesPerPart; ++i) {
+        const int source = part * kSourcesPerPart + (rank + i) % kSourcesPerPart;
+        if (kExchange && t > 0) mbarrier::wait_cluster(barrier_at(half, prev, source), parity);
+#pragma unroll
+        for (int kk = 0; kk < kTilesPerSource; ++kk) {
+          const int at = i * kTilesPerSource + kk;
+          uint32_t b[2];
+          load_b_fragment(b, h_prev + source * kHalfSliceElems + lane % 8 * kSlicePitch + 16 * kk + 8 * (lane / 8 % 2));
+#pragma unroll
+          for (int m = 0; m < 2; ++m) {
+            if (at < KR) {
+              mma::mma_16816<S>(chains[m][at % 2], r_frag[m][at % KR], b);
+            } else {
+              const uint4 r = r_shared[((at - KR) * 2 + m) * kThreads + threadIdx.x];
+              const uint32_t a[4] = {r.x, r.y, r.z, r.w};
+              mma::mma_16816<S>(chains[m][at % 2], a, b);
+            }
+          }
+        }
+      }
+      float acc[2][4];
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[m][e] = chains[m][0][e] + chains[m][1][e];
+      // Part p finishes batch column 2 (lane % 4) + p: it hands the other part the other column.
+      const int mine = (warp * KS + part) * 2, theirs = (warp * KS + 1 - part) * 2;
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+        partials[(mine + m) * 32 + lane] = part ? make_float2(acc[m][0], acc[m][2]) : make_float2(acc[m][1], acc[m][3]);
+      mma::sync_warps(1 + warp, 64);
+      float rh[G];
+#pragma unroll
+      for (int m = 0; m < 2; ++m) {
+        const float2 other = partials[(theirs + m) * 32 + lane];
+        rh[2 * m] = (part ? acc[m][1] : acc[m][0]) + other.x;      // i, z: rows lane / 4
+        rh[2 * m + 1] = (part ? acc[m][3] : acc[m][2]) + other.y;  // f, o: rows lane / 4 + 8
+      }
+      const float gates[G] = {rh[0], rh[1], rh[2], rh[3]};
+      float wx[G] = {}, bias[G] = {}, state[2] = {0.f, c[half]}, next_state[2], cache[G];
+      flashrnn::cells::Lstm::forward<float, flashrnn::cells::FastMath>(wx, gates, bias, state, next_state, cache);
+      c[half] = next_state[1];
+
+      S* h_next = h_tiles + (half * 2 + next) * kHalfTileElems;
+      h_next[rank * kHalfSliceElems + row * kSlicePitch + d] = __float2bfloat16(next_state[0]);
+      if constexpr (kExchange) {
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        mma::sync_warps(15, kThreads);
+        const int q = threadIdx.x;
+        if (q == rank) mbarrier::arrive(barrier_at(half, next, rank));
+        if (q < Q && q != rank) {
+          mbarrier::arrive_expect_bytes(barrier_at(half, next, q), kHalfSliceBytes);
+          const uint32_t slice = mma::shared_address(h_next + rank * kHalfSliceElems);
+          bulk_copy(mma::cluster_address(slice, q), slice, kHalfSliceBytes,
+                    mma::cluster_address(barrier_at(half, next, rank), q));
+        }
+      }
+    }
+  }
+  if (kExchange)
+    for (int half = 0; half < 2; ++half)
+      for (int q = 0; q < Q; ++q) mbarrier::wait_cluster(barrier_at(half, (steps - 1) & 1, q), uint32_t(steps - 1) >> 1 & 1);
+  out[blockIdx.x * kThreads + threadIdx.x] = c[0] + c[1];
+}
+
+// The MMA alone as warpgroup MMAs (sm_90a wgmma), what a rewrite of the step
+// around them would start from: out^T[gate row][batch] = R · h^T, R the A
+// operand (M = 64 gate rows a warpgroup: 3 warpgroups for the CTA's 192), h
+// the B operand (N = 16 batch rows, K-major in shared memory as 8x8 core
+// matrices), 48 k-steps of m64n16k16 a step: the first 24 with A from
+// registers (96 a thread, as the kernel's R), the rest from shared memory
+// (kSharedA; else the registers again: no R traffic). Only the time counts:
+// the core matrices' order is not checked.
+__device__ uint64_t smem_descriptor(const void* start, uint32_t leading_bytes, uint32_t stride_bytes) {
+  return uint64_t(mma::shared_address(start) >> 4 & 0x3FFF) | uint64_t(leading_bytes >> 4) << 16 |
+         uint64_t(stride_bytes >> 4) << 32;  // no swizzle
+}
+
+template <bool kSharedA>
+__global__ void __launch_bounds__(kThreads) wgmma_kernel(int steps, float* out) {
+  constexpr int kKSteps = D / 16, kRegSteps = 24;
+  extern __shared__ __align__(128) unsigned char smem[];
+  S* h_tile = reinterpret_cast<S*>(smem);                   // [k-step][2 n cores][2 k cores][8][8]: 512 B a k-step
+  S* r_tiles = h_tile + 16 * D;                             // [warpgroup][k-step - 24][8 m cores][2 k cores][8][8]
+  const int warpgroup = threadIdx.x / 128;
+  uint32_t r_frag[kRegSteps][4];
+#pragma unroll
+  for (int ks = 0; ks < kRegSteps; ++ks)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r_frag[ks][i] = mma::pack<S>(1e-3f * ((threadIdx.x + ks + i) % 7), -1e-3f * (ks % 3));
+  for (int i = threadIdx.x; i < 16 * D + 3 * (kKSteps - kRegSteps) * 64 * 16; i += kThreads)
+    h_tile[i] = __float2bfloat16(1e-3f * (i % 11));
+  __syncthreads();
+  const S* my_r = r_tiles + warpgroup * (kKSteps - kRegSteps) * 64 * 16;
+
+  float c = 0.f;
+  for (int t = 0; t < steps; ++t) {
+    __syncthreads();
+    float d[8] = {};
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      const uint64_t b = smem_descriptor(h_tile + ks * 256, 128, 256);
+      if (ks < kRegSteps || !kSharedA) {
+        const uint32_t(&a)[4] = r_frag[ks % kRegSteps];
+        asm volatile(
+            "{\n .reg .pred p;\n setp.ne.b32 p, %13, 0;\n"
+            " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, "
+            "1, 1, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(ks > 0 ? 1 : 0));
+      } else {
+        const uint64_t a = smem_descriptor(my_r + (ks - kRegSteps) * 1024, 128, 256);
+        asm volatile(
+            "{\n .reg .pred p;\n setp.ne.b32 p, %10, 0;\n"
+            " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+            : "l"(a), "l"(b), "r"(ks > 0 ? 1 : 0));
+      }
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    // A cell's worth of work on the sums, and h back into the tile (the next step's B).
+    float gates[G] = {d[0] + d[4], d[1] + d[5], d[2] + d[6], d[3] + d[7]}, wx[G] = {}, bias[G] = {};
+    float state[2] = {0.f, c}, next_state[2], cache[G];
+    flashrnn::cells::Lstm::forward<float, flashrnn::cells::FastMath>(wx, gates, bias, state, next_state, cache);
+    c = next_state[1];
+    __syncthreads();  // every warpgroup's B reads are done
+    h_tile[threadIdx.x * 32] = __float2bfloat16(next_state[0]);
+  }
+  out[blockIdx.x * kThreads + threadIdx.x] = c;
+}
+
+struct Row {
+  const char* name;
+  float ms_1024, us_per_step;
+};
+
+float time_ms(void (*kernel)(int, float*), int smem, int steps, float* out) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   cudaLaunchAttribute attribute{};
@@ -262,15 +461,28 @@ float time_ms(int steps, float* out) {
   return times[times.size() / 2];
 }
 
-struct Row {
-  const char* name;
-  float ms_1024, us_per_step;
-};
-
-template <Publish kPublish, bool kMma, bool kSharedR = true, bool kPerSource = false, bool kRotate = true>
+template <Publish kPublish, bool kMma, bool kSharedR = true, bool kPerSource = false, bool kRotate = true,
+          bool kCtaWait = false>
 Row measure(const char* name, float* out) {
-  const float t1 = time_ms<kPublish, kMma, kSharedR, kPerSource, kRotate>(1024, out);
-  const float t2 = time_ms<kPublish, kMma, kSharedR, kPerSource, kRotate>(2048, out);
+  constexpr bool kBySource = kPublish == kBulkSlice || kPublish == kBulkPart;
+  constexpr int kTileElems = kBySource ? Q * kSliceElems : 16 * kHPitch;
+  const int smem = 2 * kTileElems * sizeof(S) + (KW - KR) * G * kThreads * 8 + DW * KS * G * 32 * 8;
+  auto kernel = step_kernel<kPublish, kMma, kSharedR, kPerSource, kRotate, kCtaWait>;
+  const float t1 = time_ms(kernel, smem, 1024, out), t2 = time_ms(kernel, smem, 2048, out);
+  return {name, t1, (t2 - t1) * 1000.f / 1024.f};
+}
+
+template <bool kSharedA>
+Row measure_wgmma(const char* name, float* out) {
+  const int smem = (16 * D + 3 * 24 * 64 * 16) * sizeof(S);
+  const float t1 = time_ms(wgmma_kernel<kSharedA>, smem, 1024, out), t2 = time_ms(wgmma_kernel<kSharedA>, smem, 2048, out);
+  return {name, t1, (t2 - t1) * 1000.f / 1024.f};
+}
+
+template <bool kExchange>
+Row measure_halves(const char* name, float* out) {
+  const int smem = 4 * kHalfTileElems * sizeof(S) + (KW - KR) * 2 * kThreads * 16 + DW * KS * 2 * 32 * 8;
+  const float t1 = time_ms(halves_kernel<kExchange>, smem, 1024, out), t2 = time_ms(halves_kernel<kExchange>, smem, 2048, out);
   return {name, t1, (t2 - t1) * 1000.f / 1024.f};
 }
 
@@ -290,12 +502,17 @@ int main(int argc, char** argv) {
   rows.push_back(measure<kBulkSlice, true>("bulk", out));
   rows.push_back(measure<kBulkSlice, true, true, true>("bulk_source", out));
   rows.push_back(measure<kBulkSlice, true, true, true, false>("bulk_source_in_order", out));
+  rows.push_back(measure<kBulkSlice, true, true, true, true, true>("bulk_source_cta_wait", out));
   rows.push_back(measure<kBulkSlice, true, false, true>("bulk_source_regs", out));
   rows.push_back(measure<kBulkPart, true, true, true>("bulk_part_source", out));
   rows.push_back(measure<kBulkRows, true, true, true>("bulk_rows_source", out));
   rows.push_back(measure<kBulkSlice, false>("bulk_exchange", out));
   rows.push_back(measure<kBulkPart, false>("bulk_part_exchange", out));
   rows.push_back(measure<kBulkRows, false>("bulk_rows_exchange", out));
+  rows.push_back(measure_halves<false>("halves_mma", out));
+  rows.push_back(measure_halves<true>("halves", out));
+  rows.push_back(measure_wgmma<true>("wgmma_mma", out));
+  rows.push_back(measure_wgmma<false>("wgmma_mma_regs", out));
   std::printf("%s, LSTM 1x768 step skeleton, B = 16, one cluster of %d CTAs x %d threads\n", prop.name, Q, kThreads);
   std::printf("%-22s %10s %12s\n", "variant", "T=1024 ms", "us per step");
   for (const Row& r : rows) std::printf("%-22s %10.3f %12.3f\n", r.name, r.ms_1024, r.us_per_step);

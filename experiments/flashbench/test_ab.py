@@ -90,6 +90,36 @@ class AbTest(unittest.TestCase):
             with redirect_stdout(io.StringIO()), unittest.mock.patch("sys.stderr", io.StringIO()):
                 ab.main(["--a", "x", "--b", "y", "--", "--out", "z.json"])
 
+    def test_runs_from_earlier_calls_are_combined_without_running(self):
+        # Two files per side (e.g. two shapes or two rounds from separate device calls).
+        def write(name, ms):
+            path = os.path.join(self.dir.name, name)
+            records = [{"cell": "lstm", "backend": "fused", "B": 16, "T": 1024, "N": 1, "D": 768, "pass": "fw",
+                        "median_ms": ms, "rel_error": 1e-3}]
+            json.dump({"records": records}, open(path, "w"))
+            return path
+        out = os.path.join(self.dir.name, "ab.json")
+        status, text = self.run_ab(["--a", "v16", "--b", "v17", "--out", out,
+                                    "--a-runs", write("a1.json", 3.6), write("a2.json", 3.7),
+                                    "--b-runs", write("b1.json", 3.0), write("b2.json", 2.9)])
+        self.assertEqual(status, 0)
+        (case,) = json.load(open(out))["cases"]
+        self.assertEqual(case["a_runs"], [3.6, 3.7])
+        self.assertAlmostEqual(case["ratio_b_over_a"], 2.95 / 3.65)
+        self.assertIn("A = v16", text)
+
+    def test_runs_of_one_side_only_are_refused(self):
+        with self.assertRaises(SystemExit):
+            with redirect_stdout(io.StringIO()), unittest.mock.patch("sys.stderr", io.StringIO()):
+                ab.main(["--a", "x", "--b", "y", "--a-runs", "a.json"])
+
+    def test_a_file_that_is_not_flashbench_json_is_named(self):
+        bad = os.path.join(self.dir.name, "bad.json")
+        open(bad, "w").write("{}")
+        with self.assertRaises(SystemExit) as caught:
+            self.run_ab(["--a", "x", "--b", "y", "--a-runs", bad, "--b-runs", bad])
+        self.assertIn("bad.json", str(caught.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

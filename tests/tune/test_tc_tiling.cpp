@@ -159,6 +159,12 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     EXPECT_EQ(c.r_forward_registers, 2 * C::kGates * ng * T::kRegisterRKTiles);
     EXPECT_EQ(c.forward_prefetch, Fw::kPrefetch);
     EXPECT_EQ(c.forward_smem_bytes, Fw::smem_bytes());
+    // h handed over by CTA slice where K is split, the cluster even (the two K
+    // parts start at a slice) and a CTA's dims whole k-tiles: two h tiles of
+    // `cluster` slices of 16 rows of Dc + 8, else of 16 rows of the whole head.
+    EXPECT_EQ(c.forward_slice_exchange, Fw::kSliceExchange);
+    EXPECT_EQ(Fw::kSliceExchange, T::kKSplit == 2 && K % 2 == 0 && T::kCtaDims % 16 == 0);
+    EXPECT_EQ(Fw::kHTileElements, Fw::kSliceExchange ? int64_t(K) * 16 * (T::kCtaDims + 8) : 16 * (D + 8));
     // What the cluster's choice counts, and the save tiles of an LSTM or sLSTM
     // head split over a cluster with R in registers: 2 x (S + C + 1) slots x 16
     // rows x (Dc + 8) floats.
@@ -552,8 +558,10 @@ TEST(TcTiling, HandCheckedSelections) {
   // thread > 128, so K is split: 12 warps, 384 threads (register cap 168), R
   // 192 per thread, 12 of a share's 24 k-tiles per gate in registers (96) and
   // 12 in shared memory: 12·4·384·8 = 147456 B, + Wx (one step ahead, 2
-  // stages) 2·16·(4·48 + 8)·2 = 12800 B + h 2·16·(768 + 8)·2 = 49664 B +
-  // partial sums 8·384·4 = 12288 B = 222208 B.
+  // stages) 2·16·(4·48 + 8)·2 = 12800 B + h by CTA slice (K split, an even
+  // cluster, 48 = 3·16 dims a CTA) 2·16·16·(48 + 8)·2 = 57344 B (the whole
+  // head's rows would take 2·16·(768 + 8)·2 = 49664 B) + partial sums
+  // 8·384·4 = 12288 B = 229888 B.
   // The backward: 6 warps (192 threads) of 4·48/16 = 12 k-tiles per slice of
   // Rᵀ, 2·12 = 24 registers a slice: floor(96 / 24) = 4 of the 16 slices in
   // registers (96), 12 in shared memory of 12·192·8 = 18432 B each. Two
@@ -590,7 +598,8 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->r_shared_ktiles, 12);
   EXPECT_EQ(s.config->r_forward_registers, 96);
   EXPECT_EQ(s.config->forward_prefetch, 1);
-  EXPECT_EQ(s.config->forward_smem_bytes, 222208);
+  EXPECT_TRUE(s.config->forward_slice_exchange);
+  EXPECT_EQ(s.config->forward_smem_bytes, 229888);
   EXPECT_TRUE(s.config->backward);
   EXPECT_EQ(s.config->backward_threads, 224);
   EXPECT_EQ(s.config->backward_register_slices, 4);
@@ -607,10 +616,13 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->backward_static_smem_bytes, 256);
   EXPECT_TRUE(contains(describe(*s.config), "x 2 shares of K")) << describe(*s.config);
   EXPECT_TRUE(contains(describe(*s.config), "12 of 24 k-tiles in shared memory")) << describe(*s.config);
+  EXPECT_TRUE(contains(describe(*s.config), "forward 229888 B (prefetch 1; h by CTA slice)"))
+      << describe(*s.config);
   EXPECT_TRUE(contains(describe(*s.config), "backward 219648 B (prefetch 1, 2 stages; Rᵀ: 4 of 16 slices in "
                                             "96 registers, 12 streamed through a ring of 3"))
       << describe(*s.config);
   EXPECT_TRUE(contains(explain_tc_choice(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16}),
+                       "forward 229888 B (h tiles by CTA slice: 16 x 16 rows of 48 + 8), "
                        "backward 219648 B (prefetch 1: 2 stages of 22016 B + two delta tiles + two tiles of "
                        "received sums + a ring of 3 slices of Rᵀ of 18432 B; + 256 B static)"));
   s = select_tc_config(h200, FusedShape{Cell::kSlstm, 1, 768, 16, DType::kBf16});
@@ -686,6 +698,52 @@ TEST(TcTiling, HandCheckedSelections) {
   EXPECT_EQ(s.config->backward_smem_bytes, 133632);
   EXPECT_EQ(s.config->backward_prefetch, 3);
   EXPECT_FALSE(contains(describe(*s.config), "cluster")) << describe(*s.config);
+}
+
+// A wide head's forward hands h over by CTA slice (tc_slice_exchange) only
+// where its two K parts start at a slice (an even cluster) and its k-tiles lie
+// within the CTAs' slices (cta_dims a multiple of 16); its h tiles are then
+// [cluster][16][cta_dims + 8], larger than the whole head's [16][D + 8].
+TEST(TcTiling, WideHeadsHandHOverByCtaSliceWhereTheirKPartsStartAtASlice) {
+  const DeviceProps h200 = device_fixture("h200");
+  // LSTM 1x768: 16 CTAs of 48 = 3·16 dims. Its h tiles 2·16·16·(48 + 8)·2 =
+  // 57344 B, not 49664 B: 222208 + 7680 = 229888 B (HandCheckedSelections).
+  TcSelection s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 768, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->k_split, 2);
+  EXPECT_TRUE(s.config->forward_slice_exchange);
+  EXPECT_EQ(s.config->forward_smem_bytes, 229888);
+  // LSTM 1x384: 12 CTAs of 32 dims, R 96 per share (all in registers, Wx 4
+  // steps ahead): (5·16·(4·32 + 8) + 2·12·16·(32 + 8))·2 + partial sums
+  // 4·2·4·32·8 = (10880 + 15360)·2 + 8192 = 60672 B.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 384, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_TRUE(s.config->forward_slice_exchange);
+  EXPECT_EQ(s.config->forward_smem_bytes, 60672);
+  // LSTM 1x640: 16 CTAs of 40 dims, k-tiles across two CTAs' slices: h by
+  // element, the whole head's rows. Wx 2·16·(4·40 + 8)·2 = 10752 B, h
+  // 2·16·(640 + 8)·2 = 41472 B, 8 of a share's 20 k-tiles per gate in shared
+  // memory 8·4·320·8 = 81920 B, partial sums 5·2·4·32·8 = 10240 B: 144384 B.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 640, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 16);
+  EXPECT_EQ(s.config->cta_dims, 40);
+  EXPECT_FALSE(s.config->forward_slice_exchange);
+  EXPECT_EQ(s.config->forward_smem_bytes, 144384);
+  EXPECT_FALSE(contains(describe(*s.config), "by CTA slice")) << describe(*s.config);
+  // LSTM 1x288 (R 144 > 128: K split): 9 CTAs of 32 dims, an odd cluster, so
+  // the second K part starts inside CTA 4's slice: h by element.
+  // (5·16·136 + 2·16·(288 + 8))·2 + 8192 = (10880 + 9472)·2 + 8192 = 48896 B.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 1, 288, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_EQ(s.config->cluster, 9);
+  EXPECT_EQ(s.config->k_split, 2);
+  EXPECT_FALSE(s.config->forward_slice_exchange);
+  EXPECT_EQ(s.config->forward_smem_bytes, 48896);
+  // A head whose R is in registers (K not split) never does: LSTM 12x64.
+  s = select_tc_config(h200, FusedShape{Cell::kLstm, 12, 64, 16, DType::kBf16});
+  ASSERT_TRUE(s.config) << s.reason;
+  EXPECT_FALSE(s.config->forward_slice_exchange);
 }
 
 // The kernels take the fewest CTAs whatever the device's other limits: a larger

@@ -38,7 +38,7 @@ class ClusterExchange {
       : base_(mma::shared_address(smem)), barriers_(mma::shared_address(barriers)), tile_bytes_(tile_bytes) {
     if constexpr (kCluster > 1)
 #pragma unroll
-      for (int q = 0; q < kCluster; ++q) peer_[q] = map_to_rank(base_, q);
+      for (int q = 0; q < kCluster; ++q) peer_[q] = mma::cluster_address(base_, q);
   }
 
   // Once, by every thread, before any store: initialises the mbarriers and
@@ -107,15 +107,6 @@ class ClusterExchange {
   }
 
  private:
-  // Shared-memory address `address` of this CTA as seen in CTA `rank` of the cluster.
-  __device__ static uint32_t map_to_rank(uint32_t address, int rank) {
-    uint32_t mapped = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(mapped) : "r"(address), "r"(rank));
-#endif
-    return mapped;
-  }
-
   uint32_t base_, barriers_, tile_bytes_;
   uint32_t peer_[kCluster > 1 ? kCluster : 1] = {};
 };

@@ -60,6 +60,16 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// Shared-memory address `address` of this CTA as seen in CTA `rank` of its
+// cluster (sm_90: distributed shared memory).
+__device__ __forceinline__ uint32_t cluster_address(uint32_t address, int rank) {
+  uint32_t mapped = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(mapped) : "r"(address), "r"(rank));
+#endif
+  return mapped;
+}
+
 // The A fragment of a 16×16 tile of a row-major 16-bit matrix in shared memory
 // whose rows are `row_stride` elements apart, tile origin `tile`.
 template <class S>

@@ -13,7 +13,9 @@
 // the whole sequence; h_{t-1} is the A operand, read with ldmatrix from a
 // double-buffered shared tile of the whole head that the previous step wrote
 // (every CTA of a cluster its dims, into every CTA's tile), so a step needs
-// one barrier. Wx of step t+kPrefetch is copied into a ring of shared stages
+// one barrier (a wide head whose K parts and k-tiles align with the CTAs'
+// slices gets h by slice instead: slice_exchange.cuh, and multiplies each
+// CTA's slice as soon as it is in). Wx of step t+kPrefetch is copied into a ring of shared stages
 // with cp.async while step t computes. The accumulators come out holding every
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
@@ -28,6 +30,7 @@
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
+#include "fused/slice_exchange.cuh"
 #include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
 #include "fused/tc_tiling.h"
@@ -50,18 +53,24 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   constexpr int RW = 2 / KS;  // rows of the thread's elements it finishes (of 2)
   constexpr int kThreads = K::Tiling::kThreads, kStages = K::kStages, kPrefetch = K::kPrefetch;
   using Exchange = ClusterExchange<kCluster>;
+  // Whether h comes by CTA slice (tc_slice_exchange), each waited for just
+  // before its k-tiles: kSliceTiles of them, a part's first slice part_slice.
+  constexpr bool kSliced = K::kSliceExchange;
+  constexpr int kSliceTiles = Dc / 16;
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ uint64_t tile_barriers[2];                       // the cluster's exchange
-  S* wx_stages = reinterpret_cast<S*>(smem);                  // [kStages][16][kWxPitch]
-  S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;   // [2][16][kHPitch]
-  uint2* r_shared = reinterpret_cast<uint2*>(h_tiles + 2 * kTcRows * K::kHPitch);  // [KW-KR][NG][G][kThreads]
+  __shared__ uint64_t tile_barriers[kSliced ? 2 * kCluster : 2];  // the cluster's exchange
+  S* wx_stages = reinterpret_cast<S*>(smem);                      // [kStages][16][kWxPitch]
+  S* h_tiles = wx_stages + kStages * kTcRows * K::kWxPitch;       // [2][kHTileElements] (K::h_offset)
+  uint2* r_shared = reinterpret_cast<uint2*>(h_tiles + 2 * K::kHTileElements);  // [KW-KR][NG][G][kThreads]
   float2* partials = reinterpret_cast<float2*>(r_shared + (KW - KR) * NG * G * kThreads);  // [dim warp][KS][NG][G][32]
   float* save_tiles = reinterpret_cast<float*>(smem + K::cluster_counted_bytes());  // [2][kSaveSlots][16][kSavePitch]
   constexpr int kSaveSlots = K::save_slots(kSaves);
   const Exchange exchange(smem, tile_barriers, kTcRows * D * sizeof(S));
+  const SliceExchange<kCluster> slices(tile_barriers, K::kSliceElements * sizeof(S));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % K::Tiling::kDimWarps;
   const int k_part = threadIdx.x / 32 / K::Tiling::kDimWarps;  // which KW k-tiles of K: 16·KW·k_part …
+  const int part_slice = kSliced ? 16 * KW * k_part / Dc : 0;
   // The grid's x is (batch tile, CTA of the head's cluster); this CTA's dims start at d0.
   const int d0 = int(blockIdx.x % kCluster) * Dc;
   const int64_t n = blockIdx.y, b0 = int64_t(blockIdx.x / kCluster) * kTcRows;
@@ -128,7 +137,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     const int64_t b = b0 + r;
     const float h0 = b < batch ? float(p.s0.at(0, b, 0, n, d)) : 0.f;
     const float h1 = b < batch ? float(p.s0.at(0, b, 0, n, d + 1)) : 0.f;
-    *reinterpret_cast<uint32_t*>(h_tiles + (kTcRows + r) * K::kHPitch + d) = mma::pack<S>(h0, h1);
+    *reinterpret_cast<uint32_t*>(h_tiles + K::kHTileElements + K::h_offset(r, d)) = mma::pack<S>(h0, h1);
   }
 
   // Where the thread's elements go, [group][owned row]; rows past the batch stay null.
@@ -246,7 +255,10 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     mma::commit_copies();  // one group per step, empty or not, so the counting holds
   };
   for (int t = 0; t < kPrefetch; ++t) fetch_wx(t);
-  exchange.start();
+  if constexpr (kSliced)
+    slices.start();
+  else
+    exchange.start();
 
   // The forward clip's bounds, infinite without one (clamp_ keeps a NaN): a
   // clamp on every step instead of a branch.
@@ -254,15 +266,25 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
-    if (t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
+    if (!kSliced && t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
 
     float acc[NG][G][4] = {};
-    const S* h_prev = h_tiles + int((t + 1) & 1) * kTcRows * K::kHPitch + 16 * KW * k_part;
+    const S* h_prev = h_tiles + int((t + 1) & 1) * K::kHTileElements;
+    // The A fragment of the part's k-tile kt of h_{t-1} (by slice: once its slice is in).
+    const auto load_h = [&](uint32_t(&a)[4], int kt) {
+      if constexpr (kSliced) {
+        if (t > 0 && kt % kSliceTiles == 0) slices.wait((t - 1) & 1, part_slice + kt / kSliceTiles, uint32_t(t - 1) >> 1);
+        mma::load_a_fragment(a, h_prev + (part_slice + kt / kSliceTiles) * K::kSliceElements + 16 * (kt % kSliceTiles),
+                             K::kSlicePitch);
+      } else {
+        mma::load_a_fragment(a, h_prev + 16 * (KW * k_part + kt), K::kHPitch);
+      }
+    };
 #pragma unroll
     for (int kt = 0; kt < KR; ++kt) {
       uint32_t a[4];
-      mma::load_a_fragment(a, h_prev + 16 * kt, K::kHPitch);
+      load_h(a, kt);
 #pragma unroll
       for (int j = 0; j < NG; ++j)
 #pragma unroll
@@ -271,7 +293,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 #pragma unroll
     for (int kt = KR; kt < KW; ++kt) {
       uint32_t a[4];
-      mma::load_a_fragment(a, h_prev + 16 * kt, K::kHPitch);
+      load_h(a, kt);
 #pragma unroll
       for (int j = 0; j < NG; ++j)
 #pragma unroll
@@ -305,8 +327,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
 
     const bool more = t + 1 < int(steps);
     const S* wx = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
-    S* h_next = h_tiles + int(t & 1) * kTcRows * K::kHPitch;
-    exchange.expect(t & 1);
+    S* h_next = h_tiles + int(t & 1) * K::kHTileElements;
+    if (!kSliced) exchange.expect(t & 1);
     // Each element's cell, the h it feeds the next step and, through a save
     // tile, its saves, with no branch from the first element to the last
     // (kResets aside): with one per element (the forward clip's) the compiler
@@ -322,9 +344,15 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     // cell is (the cells' chains interleave: sLSTM 12x64 recording forward
     // 1.13 -> 0.99; docs/kernels.md v15). The last step's h is read by no one
     // but goes out too: no branch (each CTA waits for it before it exits).
+    // By slice each thread stores its h into its own tile, and the slice
+    // goes out once the CTA's threads all have.
     constexpr bool kPublishEachRow = kCluster >= 4;
     const auto publish_h = [&](int j, int rr, const float (&h)[2]) {
-      exchange.store(t & 1, h_next + row(owned(rr)) * K::kHPitch + dim(j), mma::pack<S>(h[0], h[1]));
+      S* at = h_next + K::h_offset(row(owned(rr)), dim(j));
+      if constexpr (kSliced)
+        *reinterpret_cast<uint32_t*>(at) = mma::pack<S>(h[0], h[1]);
+      else
+        exchange.store(t & 1, at, mma::pack<S>(h[0], h[1]));
     };
 #pragma unroll
     for (int j = 0; j < NG; ++j)
@@ -381,6 +409,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       for (int j = 0; j < NG; ++j)
 #pragma unroll
         for (int rr = 0; rr < RW; ++rr) publish_h(j, rr, h_fed[j][rr]);
+    if constexpr (kSliced) slices.publish(t & 1, h_next + K::h_offset(0, d0), kThreads);
     if constexpr (!kTiled)
 #pragma unroll
       for (int j = 0; j < NG; ++j)
@@ -413,7 +442,10 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   }
   mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
   // Nor a store of another CTA: the last step's h, which no one reads.
-  exchange.wait(int(steps - 1) & 1, uint32_t(steps - 1) >> 1);
+  if constexpr (kSliced)
+    slices.wait_all(int(steps - 1) & 1, uint32_t(steps - 1) >> 1);
+  else
+    exchange.wait(int(steps - 1) & 1, uint32_t(steps - 1) >> 1);
   if constexpr (kTiled) {
     __syncthreads();  // the last step's save tile is written
     store_saves(steps - 1);

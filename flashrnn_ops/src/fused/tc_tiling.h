@@ -94,15 +94,35 @@ constexpr int tc_shared_r_ktiles(int gates, int head_dim) {
 // 163 KB, run the cases that fit), and the forward's with 2-byte elements
 // (TcForward): a ring of Wx stages of the CTA's dims (one step ahead where R
 // is partly in shared memory, a step being long enough to hide its copy,
-// else four), two h tiles of the whole head, R's shared k-tiles, and where K
-// is split the partial sums the two warps of a group of dims hand each other.
+// else four), two h tiles of the whole head (tc_h_tile_elements), R's shared
+// k-tiles, and where K is split the partial sums the two warps of a group of
+// dims hand each other.
 constexpr int64_t kTcSmemBudget = 227 * 1024;
 constexpr int tc_forward_prefetch(int gates, int head_dim) { return tc_shared_r_ktiles(gates, head_dim) > 0 ? 1 : 4; }
+
+// Whether a head's forward hands h over by CTA slice (slice_exchange.cuh: one
+// bulk copy of a CTA's slice to each peer, one mbarrier per source CTA, each
+// slice multiplied as soon as it is in): a head with K split (a wide head)
+// whose k-tiles lie within the CTAs' slices (cta_dims a multiple of 16) and
+// whose two K parts start at a slice (an even cluster). 1x768: 3.33 -> 2.65 us
+// a step in the step's skeleton (experiments/flashbench/step_floor_probe.cu,
+// docs/kernels.md v17). Other heads st.async each element to every CTA.
+constexpr bool tc_slice_exchange(int gates, int head_dim, int cluster) {
+  return tc_k_split(gates, head_dim) == 2 && cluster % 2 == 0 && head_dim / cluster % 16 == 0;
+}
+// The elements of one h tile: 16 rows of the whole head, D + 8 each; by CTA
+// slice 16 rows of cta_dims + 8 per CTA of the cluster (a slice contiguous,
+// its rows 16 bytes apart mod 128 as the whole head's are: ldmatrix reads 8
+// rows without bank conflicts).
+constexpr int64_t tc_h_tile_elements(int gates, int head_dim, int cluster) {
+  return tc_slice_exchange(gates, head_dim, cluster) ? int64_t(cluster) * kTcRows * (head_dim / cluster + 8)
+                                                     : int64_t(kTcRows) * (head_dim + 8);
+}
 constexpr int64_t tc_forward_smem_bytes(int gates, int head_dim, int cluster) {
   const int cta_dims = head_dim / cluster, groups = gates % 2 == 0 ? 1 : 2, k_split = tc_k_split(gates, head_dim);
   const int dim_warps = cta_dims / (8 * groups), threads = 32 * dim_warps * k_split;
   const int64_t wx_stages = int64_t(tc_forward_prefetch(gates, head_dim) + 1) * kTcRows * (gates * cta_dims + 8) * 2;
-  const int64_t h_tiles = 2 * kTcRows * (head_dim + 8) * 2;
+  const int64_t h_tiles = 2 * tc_h_tile_elements(gates, head_dim, cluster) * 2;
   const int64_t r_part = int64_t(tc_shared_r_ktiles(gates, head_dim)) * groups * gates * threads * 8;
   const int64_t partials = k_split > 1 ? int64_t(dim_warps) * k_split * groups * gates * 32 * 8 : 0;
   return wx_stages + h_tiles + r_part + partials;
@@ -209,6 +229,14 @@ struct TcForward {
   static constexpr int kCtaDims = Tiling::kCtaDims;
   static constexpr int kWxPitch = kGates * kCtaDims + 8;  // elements per batch row of a stage (this CTA's dims)
   static constexpr int kHPitch = D + 8;                   // h of the whole head
+  // Or h by CTA slice (tc_slice_exchange): [source CTA][16][kSlicePitch].
+  static constexpr bool kSliceExchange = tc_slice_exchange(kGates, D, kCluster);
+  static constexpr int kSlicePitch = kCtaDims + 8, kSliceElements = kTcRows * kSlicePitch;
+  static constexpr int64_t kHTileElements = tc_h_tile_elements(kGates, D, kCluster);
+  // Where h element (row, k) lies in an h tile.
+  static constexpr int h_offset(int row, int k) {
+    return kSliceExchange ? k / kCtaDims * kSliceElements + row * kSlicePitch + k % kCtaDims : row * kHPitch + k;
+  }
   // R's shared k-tiles as B fragments, [k-tile][group][gate][thread] of 8 bytes:
   // a warp reads 256 contiguous bytes per fragment.
   static constexpr int64_t kSharedRBytes = int64_t(Tiling::kSharedRKTiles) * kGroups * kGates * Tiling::kThreads * 8;
@@ -216,8 +244,7 @@ struct TcForward {
   static constexpr int64_t kPartialBytes =
       Tiling::kKSplit > 1 ? int64_t(Tiling::kDimWarps) * Tiling::kKSplit * kGroups * kGates * 32 * 8 : 0;
   static constexpr int64_t cluster_counted_bytes() {
-    return int64_t(kStages * kTcRows * kWxPitch + 2 * kTcRows * kHPitch) * int64_t(sizeof(S)) + kSharedRBytes +
-           kPartialBytes;
+    return (kStages * kTcRows * kWxPitch + 2 * kHTileElements) * int64_t(sizeof(S)) + kSharedRBytes + kPartialBytes;
   }
   static_assert(sizeof(S) != 2 || cluster_counted_bytes() == tc_forward_smem_bytes(kGates, D, kCluster),
                 "the layout tc_cluster_size counts");

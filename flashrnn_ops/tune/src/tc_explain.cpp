@@ -81,6 +81,8 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
                           : ": no spills expected")
         << "\n";
   out << "  shared memory     forward " << c.forward_smem_bytes << " B";
+  if (c.forward_slice_exchange)  // a slice per source CTA, where its bulk copy lands: more than 16 x (D + 8)
+    out << " (h tiles by CTA slice: " << c.cluster << " x 16 rows of " << c.cta_dims << " + 8)";
   if (c.backward)
     out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
         << c.backward_stages << (c.backward_stages == 1 ? " stage of " : " stages of ")

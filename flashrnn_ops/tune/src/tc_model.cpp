@@ -12,14 +12,14 @@ namespace {
 // The variables config() reads, in the order of index_.
 enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
-  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kBwSmem,
-  kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
+  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kFwSliceExchange,
+  kBwSmem, kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
   kBwStreams, kBwOneStage, kBwStaticBytes, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
     "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
     "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
-    "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch",
+    "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch", "slice_exchange",
     "bw_smem",     "bw_prefetch",  "bw_stage",    "bw_threads",   "bw_r_regs", "bw_reg_slices",
     "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams", "bw_one_stage",
     "bw_static_bytes"};
@@ -140,6 +140,7 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.register_cap = std::min(regs_per_thread_, regs_per_block_ / c.threads / 8 * 8);
   c.forward_smem_bytes = get(kFwSmem);
   c.forward_prefetch = int(get(kFwPrefetch));
+  c.forward_slice_exchange = get(kFwSliceExchange) != 0;
   c.backward_smem_bytes = get(kBwSmem);
   c.backward_static_smem_bytes = get(kBwStaticBytes);
   c.backward_prefetch = int(get(kBwPrefetch));

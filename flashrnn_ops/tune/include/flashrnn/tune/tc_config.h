@@ -73,6 +73,10 @@ struct TcConfig {
   // Shared memory per CTA, bytes: exactly TcForward / TcBackward::smem_bytes().
   int64_t forward_smem_bytes = 0;
   int forward_prefetch = 0;        // TcForward::kPrefetch: steps of Wx loaded ahead
+  bool forward_slice_exchange = false;  // TcForward::kSliceExchange: h handed over by CTA slice (a
+                                        // bulk copy to each peer, an mbarrier per source CTA) in a wide
+                                        // head (k_split 2) of an even cluster and cta_dims a multiple of
+                                        // 16; its two h tiles [cluster][16][cta_dims + 8], not [16][D + 8]
   int64_t backward_smem_bytes = 0; // its stages and tiles, and a wide head's ring of Rᵀ's slices
   int64_t backward_static_smem_bytes = 0;  // TcBackward::kStaticBytes: its static shared memory (mbarriers)
                                    // besides; a wide head's slices leave room for it in 227 KiB
