@@ -20,7 +20,13 @@
 //   bulk_source_regs      bulk_source, R all from registers (what a faster MMA would give)
 //   bulk_part_source      bulk_source, each K part's 8 rows sent after its own warps' barrier
 //   bulk_rows_source      bulk_source in the kernel's [row][D + 8] layout: 16 copies of a row a peer
+//   bulk_pair_source      h in 8x8 blocks [source][group of 8 dims][16][8]; each warp pair sends its
+//                         group (256 B) to each peer once its cells are done: no CTA barrier
+//   bulk_pair_source_regs the same with R all from registers
 //   *_exchange            the publish and wait of bulk, bulk_part, bulk_rows alone (no MMA)
+//   halves_mma, halves    the batch as two independent halves, the MMA transposed (halves_kernel)
+//   wgmma_mma(_regs)      the MMA alone as warpgroup MMAs (wgmma_kernel)
+//   stream_ring3/4/6      the backward's stream of Rᵀ alone through a ring of 3, 4, 6 slots (stream_kernel)
 //
 // Wx, the biases and the saves are left out (they are not on the step's
 // critical path in the kernel). Times: the median of 5 runs of T = 1024 and of
@@ -39,6 +45,7 @@
 #include "fused/cluster_exchange.cuh"
 #include "fused/mbarrier.cuh"
 #include "fused/mma.cuh"
+#include "fused/slice_ring.cuh"
 
 namespace fused = flashrnn::fused;
 namespace mma = flashrnn::fused::mma;
@@ -61,6 +68,8 @@ enum Publish {
   kBulkSlice,      // h by source CTA; after a CTA barrier, one bulk copy of the CTA's slice to each peer
   kBulkPart,       // the same per K part: each part's 8 rows after its own 6 warps' barrier (2 copies a peer)
   kBulkRows,       // the kernel's layout [row][D + 8]; after a CTA barrier, 16 bulk copies a peer (a row each)
+  kBulkPair,       // h as [source][group of 8 dims][16 rows][8] (8x8 blocks, no padding); each warp pair's
+                   // group (256 B) to each peer as soon as the pair's cells are done: no CTA barrier
 };
 
 __device__ void bulk_copy(uint32_t to_cluster, uint32_t from, uint32_t bytes, uint32_t barrier_cluster) {
@@ -84,7 +93,8 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
       mbarrier::wait_cluster(barrier, parity);
   };
   constexpr bool kBySource = kPublish == kBulkSlice || kPublish == kBulkPart;  // h tile [source][row][Dc + 8]
-  constexpr int kTileElems = kBySource ? Q * kSliceElems : 16 * kHPitch;
+  constexpr bool kByGroup = kPublish == kBulkPair;                              // [source][Dc / 8][16][8]
+  constexpr int kTileElems = kBySource ? Q * kSliceElems : kByGroup ? 16 * D : 16 * kHPitch;
   constexpr bool kSourceBarriers = kPublish >= kStAsyncSource;  // else the kernel's ClusterExchange
   constexpr bool kExchange = kPublish != kNone;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -96,6 +106,7 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
   const int rank = int(blockIdx.x % Q);
   const int row = lane / 4 + 8 * part, dim = rank * Dc + 8 * warp + 2 * (lane % 4);  // what this thread finishes
   const auto h_index = [](int r, int k) {
+    if constexpr (kByGroup) return k / 8 * 128 + r * 8 + k % 8;  // (source, group) blocks in order
     return kBySource ? k / Dc * kSliceElems + r * kSlicePitch + k % Dc : r * kHPitch + k;
   };
 
@@ -117,7 +128,8 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
   for (int q = 0; q < Q; ++q) peer[q] = mma::cluster_address(base, q);
   if constexpr (kSourceBarriers) {
     if (threadIdx.x == 0) {
-      for (int i = 0; i < 2 * Q; ++i) mbarrier::init(barrier_at(i / Q, i % Q), kPublish == kBulkPart ? 2 : 1);
+      for (int i = 0; i < 2 * Q; ++i)  // kBulkPair: its own slice comes from each of its DW pairs
+        mbarrier::init(barrier_at(i / Q, i % Q), kPublish == kBulkPart ? 2 : kByGroup && i % Q == rank ? DW : 1);
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
@@ -150,7 +162,13 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
         for (int kk = 0; kk < kTilesPerSource; ++kk) {
           const int at = i * kTilesPerSource + kk;  // which of R's k-tiles (a constant after unrolling)
           uint32_t a[4];
-          mma::load_a_fragment(a, h_prev + h_index(0, source * Dc + 16 * kk), kBySource ? kSlicePitch : kHPitch);
+          if constexpr (kByGroup) {  // this lane's row of the four 8x8 blocks: row lane % 8 (+8), k + 8 (lane / 16)
+            const S* lane_row = h_prev + h_index(lane % 8 + 8 * (lane / 8 % 2), source * Dc + 16 * kk + 8 * (lane / 16));
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                         : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]) : "r"(mma::shared_address(lane_row)));
+          } else {  // rows a pitch apart: the kernel's own address arithmetic (a per-lane k / Dc here cost 0.8 us a step)
+            mma::load_a_fragment(a, h_prev + h_index(0, source * Dc + 16 * kk), kBySource ? kSlicePitch : kHPitch);
+          }
 #pragma unroll
           for (int g = 0; g < G; ++g) {
             if (at < KR || !kSharedR) {
@@ -204,7 +222,16 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
       *mine_at = value;
       asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the copies read it in the async proxy
       const uint32_t slice = mma::shared_address(h_next + h_index(0, rank * Dc));
-      if constexpr (kPublish == kBulkPart) {
+      if constexpr (kPublish == kBulkPair) {
+        mma::sync_warps(1 + warp, 64);  // the pair's two rows of 8 are in
+        const int q = lane;
+        if (part == 0 && q == rank) mbarrier::arrive(barrier_at(next, rank));
+        if (part == 0 && q < Q && q != rank) {
+          if (warp == 0) mbarrier::arrive_expect_bytes(barrier_at(next, q), 16 * Dc * sizeof(S));  // q's whole slice
+          const uint32_t group = slice + warp * 256;
+          bulk_copy(mma::cluster_address(group, q), group, 256, mma::cluster_address(barrier_at(next, rank), q));
+        }
+      } else if constexpr (kPublish == kBulkPart) {
         mma::sync_warps(14 + part, kThreads / KS);
         const int q = threadIdx.x % (kThreads / KS);
         constexpr uint32_t kBytes = kSliceBytes / KS;
@@ -423,6 +450,47 @@ __global__ void __launch_bounds__(kThreads) wgmma_kernel(int steps, float* out) 
   out[blockIdx.x * kThreads + threadIdx.x] = c;
 }
 
+// The 1x768 backward's stream of Rᵀ alone (tc_backward.cuh, v16): 16 CTAs of
+// 6 consumer warps and a producer warp; every step each CTA takes its 12 slices
+// of 18 KiB (12 k-tiles x 192 threads x 8 bytes) from a packed copy in global
+// memory (L2, 3.5 MB in all) through a SliceRing of kSlots slots, each
+// consumer thread reading its 8 bytes a k-tile of each slice, then the
+// consumers' barrier. What streaming costs a step with nothing else to do.
+constexpr int kStreamConsumers = 192, kStreamSlices = 12, kStreamKTiles = 12;
+constexpr uint32_t kStreamSliceBytes = kStreamKTiles * kStreamConsumers * 8;
+
+template <int kSlots>
+__global__ void __launch_bounds__(kStreamConsumers + 32) stream_kernel(int steps, float* out, const uint2* packed) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ __align__(8) uint64_t ring_barriers[2 * kSlots];
+  const fused::SliceRing<kSlots> ring(smem, ring_barriers, kStreamSliceBytes);
+  if (threadIdx.x == 0) {
+    ring.init(kStreamConsumers);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int rank = int(blockIdx.x % Q);
+  if (threadIdx.x >= kStreamConsumers) {  // the producer warp: one thread copies
+    if (threadIdx.x == kStreamConsumers)
+      ring.produce(packed + rank * kStreamSlices * kStreamKTiles * kStreamConsumers, kStreamSlices, uint32_t(steps));
+    return;
+  }
+  uint32_t sum = 0, slice = 0;
+  for (int t = 0; t < steps; ++t) {
+    for (int q = 0; q < kStreamSlices; ++q, ++slice) {
+      const uint2* fragments = ring.template acquire<uint2>(slice);
+#pragma unroll
+      for (int kt = 0; kt < kStreamKTiles; ++kt) {
+        const uint2 f = fragments[kt * kStreamConsumers + threadIdx.x];
+        sum += f.x ^ f.y;
+      }
+      ring.release(slice);
+    }
+    mma::sync_warps(1, kStreamConsumers);  // (the step's barrier)
+  }
+  out[blockIdx.x * kThreads + threadIdx.x] = float(sum);
+}
+
 struct Row {
   const char* name;
   float ms_1024, us_per_step;
@@ -465,7 +533,7 @@ template <Publish kPublish, bool kMma, bool kSharedR = true, bool kPerSource = f
           bool kCtaWait = false>
 Row measure(const char* name, float* out) {
   constexpr bool kBySource = kPublish == kBulkSlice || kPublish == kBulkPart;
-  constexpr int kTileElems = kBySource ? Q * kSliceElems : 16 * kHPitch;
+  constexpr int kTileElems = kBySource ? Q * kSliceElems : kPublish == kBulkPair ? 16 * D : 16 * kHPitch;
   const int smem = 2 * kTileElems * sizeof(S) + (KW - KR) * G * kThreads * 8 + DW * KS * G * 32 * 8;
   auto kernel = step_kernel<kPublish, kMma, kSharedR, kPerSource, kRotate, kCtaWait>;
   const float t1 = time_ms(kernel, smem, 1024, out), t2 = time_ms(kernel, smem, 2048, out);
@@ -477,6 +545,36 @@ Row measure_wgmma(const char* name, float* out) {
   const int smem = (16 * D + 3 * 24 * 64 * 16) * sizeof(S);
   const float t1 = time_ms(wgmma_kernel<kSharedA>, smem, 1024, out), t2 = time_ms(wgmma_kernel<kSharedA>, smem, 2048, out);
   return {name, t1, (t2 - t1) * 1000.f / 1024.f};
+}
+
+template <int kSlots>
+Row measure_stream(const char* name, float* out, const uint2* packed) {
+  auto kernel = stream_kernel<kSlots>;
+  const int smem = kSlots * kStreamSliceBytes;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  float ms[2];
+  for (int i = 0; i < 2; ++i) {
+    const int steps = 1024 << i;
+    std::vector<float> times;
+    for (int rep = 0; rep < 6; ++rep) {
+      cudaEvent_t start, stop;
+      cudaEventCreate(&start);
+      cudaEventCreate(&stop);
+      cudaEventRecord(start);
+      kernel<<<Q, kStreamConsumers + 32, smem>>>(steps, out, packed);
+      cudaEventRecord(stop);
+      if (cudaEventSynchronize(stop) != cudaSuccess) {
+        std::fprintf(stderr, "stream kernel failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+        std::exit(1);
+      }
+      float elapsed = 0.f;
+      cudaEventElapsedTime(&elapsed, start, stop);
+      if (rep > 0) times.push_back(elapsed);
+    }
+    std::sort(times.begin(), times.end());
+    ms[i] = times[times.size() / 2];
+  }
+  return {name, ms[0], (ms[1] - ms[0]) * 1000.f / 1024.f};
 }
 
 template <bool kExchange>
@@ -506,6 +604,9 @@ int main(int argc, char** argv) {
   rows.push_back(measure<kBulkSlice, true, false, true>("bulk_source_regs", out));
   rows.push_back(measure<kBulkPart, true, true, true>("bulk_part_source", out));
   rows.push_back(measure<kBulkRows, true, true, true>("bulk_rows_source", out));
+  rows.push_back(measure<kBulkPair, true, true, true>("bulk_pair_source", out));
+  rows.push_back(measure<kBulkPair, true, false, true>("bulk_pair_source_regs", out));
+  rows.push_back(measure<kBulkPair, false>("bulk_pair_exchange", out));
   rows.push_back(measure<kBulkSlice, false>("bulk_exchange", out));
   rows.push_back(measure<kBulkPart, false>("bulk_part_exchange", out));
   rows.push_back(measure<kBulkRows, false>("bulk_rows_exchange", out));
@@ -513,6 +614,12 @@ int main(int argc, char** argv) {
   rows.push_back(measure_halves<true>("halves", out));
   rows.push_back(measure_wgmma<true>("wgmma_mma", out));
   rows.push_back(measure_wgmma<false>("wgmma_mma_regs", out));
+  uint2* packed = nullptr;  // the backward's packed Rᵀ of one head: 3.5 MB
+  cudaMalloc(&packed, size_t(Q) * kStreamSlices * kStreamSliceBytes);
+  cudaMemset(packed, 1, size_t(Q) * kStreamSlices * kStreamSliceBytes);
+  rows.push_back(measure_stream<3>("stream_ring3", out, packed));
+  rows.push_back(measure_stream<4>("stream_ring4", out, packed));
+  rows.push_back(measure_stream<6>("stream_ring6", out, packed));
   std::printf("%s, LSTM 1x768 step skeleton, B = 16, one cluster of %d CTAs x %d threads\n", prop.name, Q, kThreads);
   std::printf("%-22s %10s %12s\n", "variant", "T=1024 ms", "us per step");
   for (const Row& r : rows) std::printf("%-22s %10.3f %12.3f\n", r.name, r.ms_1024, r.us_per_step);
