@@ -163,10 +163,11 @@ __global__ void __launch_bounds__(kThreads) step_kernel(int steps, float* out) {
           const int at = i * kTilesPerSource + kk;  // which of R's k-tiles (a constant after unrolling)
           uint32_t a[4];
           if constexpr (kByGroup) {  // this lane's row of the four 8x8 blocks: row lane % 8 (+8), k + 8 (lane / 16)
-            const S* lane_row = h_prev + h_index(lane % 8 + 8 * (lane / 8 % 2), source * Dc + 16 * kk + 8 * (lane / 16));
+            const S* lane_row =
+                h_prev + h_index(lane % 8 + 8 * (lane / 8 % 2), source * Dc + 16 * kk + 8 * (lane / 16));
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                          : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]) : "r"(mma::shared_address(lane_row)));
-          } else {  // rows a pitch apart: the kernel's own address arithmetic (a per-lane k / Dc here cost 0.8 us a step)
+          } else {  // rows a pitch apart, the kernel's address arithmetic (a per-lane k / Dc: +0.8 us a step)
             mma::load_a_fragment(a, h_prev + h_index(0, source * Dc + 16 * kk), kBySource ? kSlicePitch : kHPitch);
           }
 #pragma unroll
@@ -301,7 +302,9 @@ __global__ void __launch_bounds__(kThreads) halves_kernel(int steps, float* out)
   for (int i = threadIdx.x; i < 4 * kHalfTileElems; i += kThreads) h_tiles[i] = __float2bfloat16(0.f);
 
   const uint32_t barrier_base = mma::shared_address(barriers);
-  const auto barrier_at = [&](int half, int tile, int source) { return barrier_base + 8 * ((half * 2 + tile) * Q + source); };
+  const auto barrier_at = [&](int half, int tile, int source) {
+    return barrier_base + 8 * ((half * 2 + tile) * Q + source);
+  };
   if (threadIdx.x == 0) {
     for (int i = 0; i < 4 * Q; ++i) mbarrier::init(barrier_base + 8 * i, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -379,7 +382,8 @@ __global__ void __launch_bounds__(kThreads) halves_kernel(int steps, float* out)
   }
   if (kExchange)
     for (int half = 0; half < 2; ++half)
-      for (int q = 0; q < Q; ++q) mbarrier::wait_cluster(barrier_at(half, (steps - 1) & 1, q), uint32_t(steps - 1) >> 1 & 1);
+      for (int q = 0; q < Q; ++q)
+        mbarrier::wait_cluster(barrier_at(half, (steps - 1) & 1, q), uint32_t(steps - 1) >> 1 & 1);
   out[blockIdx.x * kThreads + threadIdx.x] = c[0] + c[1];
 }
 
@@ -433,7 +437,8 @@ __global__ void __launch_bounds__(kThreads) wgmma_kernel(int steps, float* out) 
         const uint64_t a = smem_descriptor(my_r + (ks - kRegSteps) * 1024, 128, 256);
         asm volatile(
             "{\n .reg .pred p;\n setp.ne.b32 p, %10, 0;\n"
-            " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+            " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, "
+            "1, 1, 0, 0;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
             : "l"(a), "l"(b), "r"(ks > 0 ? 1 : 0));
       }
@@ -543,7 +548,8 @@ Row measure(const char* name, float* out) {
 template <bool kSharedA>
 Row measure_wgmma(const char* name, float* out) {
   const int smem = (16 * D + 3 * 24 * 64 * 16) * sizeof(S);
-  const float t1 = time_ms(wgmma_kernel<kSharedA>, smem, 1024, out), t2 = time_ms(wgmma_kernel<kSharedA>, smem, 2048, out);
+  const float t1 = time_ms(wgmma_kernel<kSharedA>, smem, 1024, out);
+  const float t2 = time_ms(wgmma_kernel<kSharedA>, smem, 2048, out);
   return {name, t1, (t2 - t1) * 1000.f / 1024.f};
 }
 
@@ -580,7 +586,8 @@ Row measure_stream(const char* name, float* out, const uint2* packed) {
 template <bool kExchange>
 Row measure_halves(const char* name, float* out) {
   const int smem = 4 * kHalfTileElems * sizeof(S) + (KW - KR) * 2 * kThreads * 16 + DW * KS * 2 * 32 * 8;
-  const float t1 = time_ms(halves_kernel<kExchange>, smem, 1024, out), t2 = time_ms(halves_kernel<kExchange>, smem, 2048, out);
+  const float t1 = time_ms(halves_kernel<kExchange>, smem, 1024, out);
+  const float t2 = time_ms(halves_kernel<kExchange>, smem, 2048, out);
   return {name, t1, (t2 - t1) * 1000.f / 1024.f};
 }
 

@@ -44,19 +44,7 @@ class ClusterExchange {
   // Once, by every thread, before any store: initialises the mbarriers and
   // waits until every CTA of the cluster has.
   __device__ void start() const {
-    if constexpr (kCluster > 1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      if (threadIdx.x == 0) {
-        for (int i = 0; i < 2; ++i) mbarrier::init(barriers_ + 8 * i, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-      }
-      asm volatile(
-          "barrier.cluster.arrive.release.aligned;\n"
-          "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#else
-      __trap();  // clusters need sm_90: the tuner never launches these there
-#endif
-    }
+    if constexpr (kCluster > 1) mbarrier::init_in_cluster(barriers_, 2, [](int) { return 1u; });
   }
 
   // By every thread of the CTA, in the step that writes `tile` (before or

@@ -16,6 +16,26 @@ __device__ __forceinline__ void init(uint32_t barrier, uint32_t arrivals) {
 #endif
 }
 
+// By every thread of every CTA of a cluster, once, before any of them uses
+// the barriers: thread 0 initialises the `count` mbarriers from `first`
+// (8 bytes apart) with arrivals(i) arrivals each, and the cluster's CTAs wait
+// for each other, so that no CTA signals a barrier of another before it is
+// initialised.
+template <class Arrivals>
+__device__ __forceinline__ void init_in_cluster(uint32_t first, int count, Arrivals arrivals) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < count; ++i) init(first + 8 * i, arrivals(i));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  __trap();  // clusters need sm_90: the tuner never launches these there
+#endif
+}
+
 __device__ __forceinline__ void arrive(uint32_t barrier) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(barrier) : "memory");

@@ -45,19 +45,7 @@ class SliceExchange {
 
   // Once, by every thread, before any publish: initialises the mbarriers and
   // waits until every CTA of the cluster has.
-  __device__ void start() const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (threadIdx.x == 0) {
-      for (int i = 0; i < 2 * kCluster; ++i) mbarrier::init(barriers_ + 8 * i, 1);
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    asm volatile(
-        "barrier.cluster.arrive.release.aligned;\n"
-        "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#else
-    __trap();  // clusters need sm_90: the tuner never launches these there
-#endif
-  }
+  __device__ void start() const { mbarrier::init_in_cluster(barriers_, 2 * kCluster, [](int) { return 1u; }); }
 
   // By all `threads` threads of the CTA once each has stored its elements of
   // `slice` (this CTA's slice of tile `tile`): sends the slice to every peer

@@ -15,8 +15,8 @@
 // (every CTA of a cluster its dims, into every CTA's tile), so a step needs
 // one barrier (a wide head whose K parts and k-tiles align with the CTAs'
 // slices gets h by slice instead: slice_exchange.cuh, and multiplies each
-// CTA's slice as soon as it is in). Wx of step t+kPrefetch is copied into a ring of shared stages
-// with cp.async while step t computes. The accumulators come out holding every
+// CTA's slice as soon as it is in). Wx of step t+kPrefetch is copied into a
+// ring of shared stages with cp.async while step t computes. The accumulators come out holding every
 // gate of the thread's own elements, so the cell runs on registers, with c, n,
 // m carried in fp32 registers from step to step.
 //
@@ -274,7 +274,8 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     // The A fragment of the part's k-tile kt of h_{t-1} (by slice: once its slice is in).
     const auto load_h = [&](uint32_t(&a)[4], int kt) {
       if constexpr (kSliced) {
-        if (t > 0 && kt % kSliceTiles == 0) slices.wait((t - 1) & 1, part_slice + kt / kSliceTiles, uint32_t(t - 1) >> 1);
+        if (t > 0 && kt % kSliceTiles == 0)
+          slices.wait((t - 1) & 1, part_slice + kt / kSliceTiles, uint32_t(t - 1) >> 1);
         mma::load_a_fragment(a, h_prev + (part_slice + kt / kSliceTiles) * K::kSliceElements + 16 * (kt % kSliceTiles),
                              K::kSlicePitch);
       } else {
