@@ -1,23 +1,33 @@
 #!/usr/bin/env python3
-"""The state-tracking suite of ../shared/TASKS.md (issue 10, section 3): every
-task × model × seed through `flashtrain`, each scored by the scaled accuracy of
-its last validation (train lengths 3..40, test 40..256, configs/tasks_parity.toml
-with overrides), collected into one JSON and a table (mean ± spread over seeds).
+"""The state-tracking suite of ../shared/TASKS.md (issue 27): tasks × model rows ×
+learning rates × seeds through `flashtrain`, each run trained on lengths 3..40
+until its training loss reaches --target-loss or the steps cap, its final
+checkpoint scored on lengths 40..256 (4096 answers); per (task, model) the
+maximum and median scaled accuracy and the runs solved (>= 0.9), written as
+suite.json, table.txt and, with matplotlib, the heat map and accuracy by length.
 
     python3 experiments/tasks/run_suite.py --out DIR [--tasks parity,s5]
-        [--models lstm,slstm,transformer,linear_scan] [--seeds 0,1,2]
-        [--steps 1000] [--flashtrain build/trainer/flashtrain]
-        [--jobs 1] [--gpus 0,1] [--deadline SECONDS] [--resume-from FILE]
-        [-- extra overrides...]
+        [--models lstm,lstm_block,slstm,transformer,linear_scan,gru,elman]
+        [--lrs 1e-2,1e-3,1e-4] [--seeds 0,1,2] [--steps 20000]
+        [--steps-for parity=100000,...] [--target-loss 1e-4]
+        [--jobs N] [--gpus 0,1] [--deadline SECONDS] [--report-only]
+        [--flashtrain build/trainer/flashtrain] [-- extra overrides...]
 
-Runs already finished in DIR (a metrics file with a validation record at the
-last step) are not run again, so an interrupted suite continues where it
-stopped; runs are named task-model-seed, so other settings need another DIR.
---resume-from takes a validation_records.jsonl of an earlier suite (what
-experiments/results/tasks/*/ keep) and counts its finished runs as done.
---jobs runs that many at once (the models are small: one GPU holds several),
-spread over --gpus through CUDA_VISIBLE_DEVICES; after --deadline seconds no
-new run starts, and the ones not run are reported as such (run again to finish).
+Runs live in DIR/runs/<task>-<model>-lr<lr>-seed<seed>/ (flashtrain's dump
+folder: metrics.jsonl, log.txt, checkpoints; run.json, the settings it was
+started with). A run is finished when its metrics hold a validation record at
+its last step: the steps cap, or the step of its target_loss event. Finished
+runs are skipped, so rerunning the command continues an interrupted suite; an
+unfinished run restarts and flashtrain resumes it from its newest checkpoint
+(one every --checkpoint-interval steps). A run folder started with other
+settings (another cap, target loss or override) is refused: use another DIR.
+
+The queue goes seed by seed, then learning rate, then task and model, so a suite
+cut short still has runs in every (task, model) cell. --jobs runs go at once,
+spread over --gpus through CUDA_VISIBLE_DEVICES (the models are small: one GPU
+holds several). After --deadline seconds no run starts and the running ones get
+SIGTERM (flashtrain saves a checkpoint and stops); the report covers what has
+finished, and the next invocation picks up the rest.
 """
 import argparse
 import concurrent.futures
@@ -30,158 +40,414 @@ import sys
 import threading
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
 TASKS = ["parity", "even_pairs", "cycle_navigation", "modular_arithmetic",
          "modular_arithmetic_brackets", "majority", "majority_count", "s5", "z60"]
-MODELS = ["lstm", "slstm", "transformer", "linear_scan"]
+
+# The model rows: flashtrain overrides on configs/tasks_parity.toml. "lstm" is
+# the papers' LSTM (plain recurrent layers and a readout), "lstm_block" the LSTM
+# inside the residual block with a feed-forward, "slstm" the sLSTM block without
+# its convolution.
+MODEL_ROWS = {
+    "lstm": ["--model.kind=lstm", "--model.structure=plain"],
+    "lstm_block": ["--model.kind=lstm", "--model.structure=residual"],
+    "slstm": ["--model.kind=slstm", "--model.conv_kernel=0"],
+    "transformer": ["--model.kind=transformer"],
+    "linear_scan": ["--model.kind=linear_scan"],
+    "gru": ["--model.kind=gru", "--model.structure=plain"],
+    "elman": ["--model.kind=elman", "--model.structure=plain"],
+}
+
+# The xLSTM paper's recipe for its formal-language tasks (TASKS.md), as fixed
+# overrides; the warm-up and the final learning rate follow from steps and lr
+# (recipe_overrides()).
+WIDTH, LAYERS, BATCH, VALIDATION_BATCHES = 128, 2, 256, 16
+TRAIN_LENGTHS, TEST_LENGTHS = (3, 40), (40, 256)
+FINAL_LR = 1e-5
+RECIPE = [
+    f"--model.dim={WIDTH}", f"--model.n_layers={LAYERS}",
+    "--optimizer.name=adamw", "--optimizer.beta1=0.9", "--optimizer.beta2=0.99",
+    "--optimizer.weight_decay=0.1", f"--training.local_batch_size={BATCH}",
+    "--lr_scheduler.decay=cosine",
+    f"--data.task_train_min_len={TRAIN_LENGTHS[0]}", f"--data.task_train_max_len={TRAIN_LENGTHS[1]}",
+    f"--data.task_val_min_len={TEST_LENGTHS[0]}", f"--data.task_val_max_len={TEST_LENGTHS[1]}",
+    f"--validation.steps={VALIDATION_BATCHES}", "--checkpoint.keep_last=1",
+]
+RECIPE_TEXT = (f"AdamW (0.9, 0.99), weight decay 0.1, batch {BATCH}, 10 % warm-up then cosine "
+               f"to min(1e-5, lr/10); width {WIDTH}, {LAYERS} layers/blocks; trained on "
+               f"lengths {TRAIN_LENGTHS[0]}-{TRAIN_LENGTHS[1]}, final checkpoint evaluated on "
+               f"{TEST_LENGTHS[0]}-{TEST_LENGTHS[1]} ({VALIDATION_BATCHES} x {BATCH} sequences)")
+SOLVED = 0.9
+SELECTION = (f"score = scaled accuracy of the final checkpoint on the test lengths (s5, z60: "
+             f"per-position token accuracy, scaled); per (task, model) over every finished run "
+             f"(learning rates x seeds): max = the best run's score (selected on the test "
+             f"lengths, as the xLSTM paper reports), median of all, solved k/n = runs scoring "
+             f">= {SOLVED} of those finished")
+GRACE_SECONDS = 30  # after SIGTERM at the deadline, before SIGKILL
 
 
-def last_validation(metrics_path):
-    """(step, scaled_accuracy) of the last validation record, or None."""
-    if not os.path.exists(metrics_path):
-        return None
-    found = None
-    with open(metrics_path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            record = json.loads(line)
-            if record.get("kind") == "val" and record.get("scaled_accuracy") is not None:
-                found = (record["step"], record["scaled_accuracy"])
-    return found
+def lr_label(lr):
+    """A learning rate as written in run names: 0.01 -> '1e-2', 0.0025 -> '2.5e-3'."""
+    mantissa, exponent = f"{lr:e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
 
 
-def seed_finished_runs(out, records_path):
-    """Writes runs/<name>/metrics.jsonl for each run of `records_path` (one JSON
-    object per line: run, final_train_loss, validation records) that DIR lacks,
-    so run_one() finds it finished."""
-    seeded = 0
-    with open(records_path) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                name, validation = record["run"], record["validation"]
-            except (json.JSONDecodeError, KeyError) as error:
-                sys.exit(f"run_suite: {records_path}:{number}: not a run record ({error})")
-            metrics = os.path.join(out, "runs", name, "metrics.jsonl")
-            if os.path.exists(metrics):
-                continue
-            os.makedirs(os.path.dirname(metrics), exist_ok=True)
-            with open(metrics, "w") as m:
-                for v in validation:
-                    m.write(json.dumps(v) + "\n")
-            seeded += 1
-    return seeded
+def run_name(run):
+    """The folder name of a run: task-model-lr<lr>-seed<seed>."""
+    return f"{run['task']}-{run['model']}-lr{lr_label(run['lr'])}-seed{run['seed']}"
 
 
-def run_one(args, task, model, seed, extra, gpu=None, deadline=None):
-    folder = os.path.join(args.out, "runs", f"{task}-{model}-seed{seed}")
-    metrics = os.path.join(folder, "metrics.jsonl")
-    done = last_validation(metrics)
-    if done and done[0] >= args.steps:
-        return done[1], "cached"
-    if deadline is not None and time.monotonic() > deadline:
-        return None, "not run (deadline)"
-    command = [args.flashtrain, "--config", "configs/tasks_parity.toml",
-               f"--data.task={task}", f"--model.kind={model}", f"--training.seed={seed}",
-               f"--training.steps={args.steps}", f"--validation.every={args.steps}",
-               f"--job.dump_folder={folder}", "--checkpoint.interval=0"] + extra
-    os.makedirs(folder, exist_ok=True)
+def plan(tasks, models, lrs, seeds, steps, steps_for):
+    """The runs in queue order: seeds outermost, then learning rates, then tasks
+    and models, so every (task, model) cell gets runs early. Each run is a dict
+    of task, model, lr, seed and steps (its cap: steps_for[task] or steps)."""
+    return [{"task": t, "model": m, "lr": lr, "seed": s, "steps": steps_for.get(t, steps)}
+            for s in seeds for lr in lrs for t in tasks for m in models]
+
+
+def recipe_overrides(steps, lr):
+    """The recipe's overrides for a run of `steps` steps at learning rate lr."""
+    return RECIPE + [f"--lr_scheduler.warmup_steps={steps // 10}",
+                     f"--lr_scheduler.min_lr_ratio={min(FINAL_LR / lr, 0.1):g}"]
+
+
+def run_overrides(run, target_loss, checkpoint_interval, extra):
+    """Every flashtrain override of a run but its dump folder (what run.json keeps)."""
+    overrides = [f"--data.task={run['task']}", *MODEL_ROWS[run["model"]],
+                 f"--optimizer.lr={run['lr']:g}", f"--training.seed={run['seed']}",
+                 f"--training.steps={run['steps']}", *recipe_overrides(run["steps"], run["lr"]),
+                 f"--validation.every={run['steps']}", f"--checkpoint.interval={checkpoint_interval}"]
+    if target_loss > 0:
+        overrides.append(f"--training.target_loss={target_loss:g}")
+    return overrides + list(extra)
+
+
+def read_metrics(path, steps):
+    """What a run's metrics.jsonl says of a run capped at `steps`: a dict with
+    finished (a validation record at the last step), steps_trained, stopped_early
+    (a target_loss event), final_train_loss and final_validation (the last
+    validation record, or None). The file grows over restarts; a "start" event
+    begins it afresh (a run restarted without a checkpoint)."""
+    validation, train_loss, target_step, last_step = None, None, None, 0
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut off by a kill
+                kind = record.get("kind")
+                if kind == "event" and record.get("event") == "start":
+                    validation, train_loss, target_step, last_step = None, None, None, 0
+                elif kind == "event" and record.get("event") == "target_loss":
+                    target_step = record.get("step")
+                elif kind == "train":
+                    train_loss, last_step = record.get("loss"), record.get("step", last_step)
+                elif kind == "val":
+                    validation, last_step = record, record.get("step", last_step)
+    end = target_step if target_step is not None else steps
+    finished = validation is not None and validation.get("step") == end
+    return {"finished": finished, "steps_trained": last_step,
+            "stopped_early": target_step is not None, "final_train_loss": train_loss,
+            "final_validation": validation}
+
+
+def run_settings(run, overrides, config):
+    """What run.json records of a run: its grid point, config and overrides."""
+    return {"task": run["task"], "model": run["model"], "lr": run["lr"], "seed": run["seed"],
+            "steps": run["steps"], "config": config, "overrides": overrides}
+
+
+def settings_conflicts(out, runs, settings):
+    """Names of the runs whose run.json differs from the settings they would get now."""
+    conflicts = []
+    for run, wanted in zip(runs, settings):
+        path = os.path.join(out, "runs", run_name(run), "run.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                if json.load(f) != wanted:
+                    conflicts.append(run_name(run))
+    return conflicts
+
+
+def train(command, folder, gpu, stop_at):
+    """Runs flashtrain (output appended to folder/log.txt) on `gpu` (None: any)
+    until it exits or, past monotonic time stop_at, stops it with SIGTERM.
+    Returns (exit status, stopped at the deadline?)."""
     env = dict(os.environ)
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
-    with open(os.path.join(folder, "log.txt"), "w") as log:
-        status = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    with open(os.path.join(folder, "log.txt"), "a") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            timeout = None if stop_at is None else max(0.0, stop_at - time.monotonic())
+            return process.wait(timeout=timeout), False
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(timeout=GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            return process.returncode, True
+
+
+def execute(args, run, settings, gpu, stop_at):
+    """Runs one grid point unless it has finished; returns its status: cached,
+    finished, failed (exit N), stopped at the deadline, not run (deadline) or
+    no final validation."""
+    folder = os.path.join(args.out, "runs", run_name(run))
+    metrics = os.path.join(folder, "metrics.jsonl")
+    if read_metrics(metrics, run["steps"])["finished"]:
+        return "cached"
+    if stop_at is not None and time.monotonic() >= stop_at:
+        return "not run (deadline)"
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "run.json"), "w") as f:
+        json.dump(settings, f, indent=1)
+    config = os.path.join(REPO, settings["config"])  # as given when absolute
+    command = [args.flashtrain, "--config", config, *settings["overrides"],
+               f"--job.dump_folder={folder}"]
+    status, stopped = train(command, folder, gpu, stop_at)
+    if read_metrics(metrics, run["steps"])["finished"]:
+        return "finished"
+    if stopped:
+        return "stopped at the deadline"
     if status != 0:
-        return None, f"exit {status} (see {folder}/log.txt)"
-    done = last_validation(metrics)
-    return (done[1], "ran") if done else (None, "no validation record")
+        return f"failed (exit {status}, see {folder}/log.txt)"
+    return "no final validation"
 
 
-def main():
+def run_record(out, run, status):
+    """suite.json's record of one run: grid point, status and final scores."""
+    metrics = read_metrics(os.path.join(out, "runs", run_name(run), "metrics.jsonl"), run["steps"])
+    val = metrics["final_validation"] if metrics["finished"] else None
+    return {"run": run_name(run), **run, "status": status, "finished": metrics["finished"],
+            "steps_trained": metrics["steps_trained"], "stopped_early": metrics["stopped_early"],
+            "final_train_loss": metrics["final_train_loss"],
+            "scaled_accuracy": val.get("scaled_accuracy") if val else None,
+            "accuracy": val.get("accuracy") if val else None,
+            "sequence_accuracy": val.get("sequence_accuracy") if val else None,
+            "answers_by_length": val.get("answers_by_length") if val else None}
+
+
+def cell_stats(scores):
+    """max, median and solved (score >= SOLVED) of a cell's scores, and their number."""
+    if not scores:
+        return {"max": None, "median": None, "solved": 0, "finished": 0}
+    return {"max": max(scores), "median": statistics.median(scores),
+            "solved": sum(1 for s in scores if s >= SOLVED), "finished": len(scores)}
+
+
+def summarize_cells(records, tasks, models):
+    """Per task, per model: planned runs, the stats of the finished ones and the
+    best run (highest score; ties: lower final training loss, then fewer steps)."""
+    cells = {}
+    for task in tasks:
+        for model in models:
+            runs = [r for r in records if r["task"] == task and r["model"] == model]
+            scored = [r for r in runs if r["finished"] and r["scaled_accuracy"] is not None]
+            cell = {"planned": len(runs), **cell_stats([r["scaled_accuracy"] for r in scored])}
+            if scored:
+                best = max(scored, key=lambda r: (r["scaled_accuracy"],
+                                                  -(r["final_train_loss"] or 0.0), -r["steps_trained"]))
+                cell["best"] = {"run": best["run"], "lr": best["lr"], "seed": best["seed"],
+                                "steps_trained": best["steps_trained"]}
+            cells.setdefault(task, {})[model] = cell
+    return cells
+
+
+def format_cell(cell):
+    """A table cell: 'max / median (solved/finished)', '*' when runs are missing."""
+    if cell["finished"] == 0:
+        return "–"
+    text = f"{cell['max']:.2f} / {cell['median']:.2f} ({cell['solved']}/{cell['finished']})"
+    return text + ("*" if cell["finished"] < cell["planned"] else "")
+
+
+def steps_text(recipe):
+    """'20000 steps' with the per-task caps, and the early stop."""
+    text = f"at most {recipe['steps']} steps"
+    if recipe["steps_for"]:
+        text += " (" + ", ".join(f"{t} {n}" for t, n in recipe["steps_for"].items()) + ")"
+    if recipe["target_loss"] > 0:
+        text += f", stopped at training loss <= {recipe['target_loss']:g}"
+    return text
+
+
+def table_text(suite):
+    """table.txt: a markdown table tasks x models, the recipe and the rule."""
+    recipe, models = suite["recipe"], suite["models"]
+    lines = [f"State tracking: scaled accuracy on lengths {TEST_LENGTHS[0]}-{TEST_LENGTHS[1]}, "
+             f"max / median (solved k/n) over learning rates x seeds", "",
+             "| task | " + " | ".join(models) + " |", "|---" * (len(models) + 1) + "|"]
+    for task, row in suite["cells"].items():
+        lines.append(f"| {task} | " + " | ".join(format_cell(row[m]) for m in models) + " |")
+    missing = any(c["finished"] < c["planned"] for row in suite["cells"].values() for c in row.values())
+    lines += ["", f"Recipe: {steps_text(recipe)}; lr {', '.join(lr_label(x) for x in recipe['lrs'])} "
+                  f"x seeds {', '.join(str(s) for s in recipe['seeds'])}; {RECIPE_TEXT}."]
+    if recipe["extra"]:
+        lines.append("Extra overrides: " + " ".join(recipe["extra"]))
+    lines.append(f"Selection: {SELECTION}.")
+    if missing:
+        lines.append("*: fewer runs finished than planned (rerun the command to finish them).")
+    return "\n".join(lines) + "\n"
+
+
+def write_json(path, value):
+    with open(path + ".tmp", "w") as f:
+        json.dump(value, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def parse_list(text, convert, what):
+    try:
+        values = [convert(v) for v in text.split(",") if v]
+    except ValueError as error:
+        sys.exit(f"run_suite: --{what} {text!r}: {error}")
+    if not values:
+        sys.exit(f"run_suite: --{what} is empty")
+    return values
+
+
+def parse_steps_for(text):
+    """--steps-for 'parity=100000,s5=50000' -> {task: steps}."""
+    caps = {}
+    for item in filter(None, text.split(",")):
+        task, _, steps = item.partition("=")
+        if task not in TASKS or not steps.isdigit() or int(steps) < 1:
+            sys.exit(f"run_suite: --steps-for {item!r}: expected TASK=STEPS with a known task "
+                     f"and STEPS >= 1")
+        caps[task] = int(steps)
+    return caps
+
+
+def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, help="folder for runs/, suite.json")
+    parser.add_argument("--out", required=True, help="folder of runs/, suite.json, table.txt, plots")
     parser.add_argument("--tasks", default=",".join(TASKS))
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default=",".join(MODEL_ROWS), help="rows of MODEL_ROWS")
+    parser.add_argument("--lrs", default="1e-2,1e-3,1e-4", help="peak learning rates")
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--flashtrain", default="build/trainer/flashtrain")
+    parser.add_argument("--steps", type=int, default=20000, help="steps cap of every task")
+    parser.add_argument("--steps-for", default="", help="per-task caps: task=N,task=N")
+    parser.add_argument("--target-loss", type=float, default=1e-4,
+                        help="stop a run at this mean training loss (0: train to the cap)")
+    parser.add_argument("--checkpoint-interval", type=int, default=2000,
+                        help="steps between checkpoints, from which a stopped run resumes")
+    parser.add_argument("--config", default=os.path.join(REPO, "configs", "tasks_parity.toml"))
+    parser.add_argument("--flashtrain", default=os.path.join(REPO, "build", "trainer", "flashtrain"))
     parser.add_argument("--jobs", type=int, default=1, help="runs at once")
-    parser.add_argument("--gpus", default="", help="CUDA devices to spread the runs over, e.g. 0,1,2")
-    parser.add_argument("--deadline", type=float, default=0, help="seconds after which no run starts")
-    parser.add_argument("--resume-from", default="", help="an earlier suite's validation_records.jsonl")
+    parser.add_argument("--gpus", default="", help="CUDA devices to spread the runs over, e.g. 0,1")
+    parser.add_argument("--deadline", type=float, default=0,
+                        help="seconds after which no run starts and running ones are stopped")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing; write the report of the runs in --out")
+    parser.add_argument("--plot-task", default="parity", help="task of the accuracy-by-length plot")
     parser.add_argument("extra", nargs="*", help="more --section.key=value overrides (after --)")
-    args = parser.parse_args()
-    if not os.path.exists(args.flashtrain):
-        sys.exit(f"run_suite: no flashtrain at {args.flashtrain} (build it, or pass --flashtrain)")
-    for name, known in (("tasks", TASKS), ("models", MODELS)):
-        unknown = [v for v in getattr(args, name).split(",") if v not in known]
+    args = parser.parse_args(argv)
+    args.tasks = parse_list(args.tasks, str, "tasks")
+    args.models = parse_list(args.models, str, "models")
+    args.lrs = parse_list(args.lrs, float, "lrs")
+    args.seeds = parse_list(args.seeds, int, "seeds")
+    args.steps_for = parse_steps_for(args.steps_for)
+    for name, known in (("tasks", TASKS), ("models", list(MODEL_ROWS))):
+        unknown = [v for v in getattr(args, name) if v not in known]
         if unknown:
             sys.exit(f"run_suite: unknown {name} {unknown}; known: {known}")
+    if any(lr <= 0 for lr in args.lrs):
+        sys.exit(f"run_suite: --lrs must be positive, got {args.lrs}")
+    if args.steps < 1 or args.jobs < 1 or args.checkpoint_interval < 0:
+        sys.exit("run_suite: --steps and --jobs must be >= 1, --checkpoint-interval >= 0")
+    if any(o.startswith("--data.seq_len") for o in args.extra):
+        sys.exit("run_suite: no --data.seq_len: flashtrain sizes each split's context to its lengths")
+    if not args.report_only and not os.path.exists(args.flashtrain):
+        sys.exit(f"run_suite: no flashtrain at {args.flashtrain} (build it, or pass --flashtrain)")
+    if not os.path.exists(args.config):
+        sys.exit(f"run_suite: no config at {args.config}")
+    return args
 
-    seeds = [int(s) for s in args.seeds.split(",")]
-    if args.resume_from:
-        print(f"run_suite: {seed_finished_runs(args.out, args.resume_from)} finished runs from {args.resume_from}")
-    if args.jobs < 1:
-        sys.exit(f"run_suite: --jobs must be >= 1, got {args.jobs}")
-    deadline = time.monotonic() + args.deadline if args.deadline > 0 else None
-    # One token per concurrent run, naming the GPU it may use.
+
+def run_all(args, runs, settings):
+    """Runs the grid, --jobs at a time; returns each run's status in order."""
+    stop_at = time.monotonic() + args.deadline if args.deadline > 0 else None
     gpus = [g for g in args.gpus.split(",") if g] or [None]
-    tokens = queue.Queue()
+    tokens = queue.Queue()  # one token per concurrent run, naming its GPU
     for i in range(args.jobs):
         tokens.put(gpus[i % len(gpus)])
+    print_lock = threading.Lock()
 
-    print_lock = threading.Lock()  # whole lines: print() from threads interleaves
-
-    def job(task, model, seed):
+    def job(index):
         gpu = tokens.get()
         try:
-            score, how = run_one(args, task, model, seed, args.extra, gpu, deadline)
+            status = execute(args, runs[index], settings[index], gpu, stop_at)
         finally:
             tokens.put(gpu)
+        record = run_record(args.out, runs[index], status)
+        score = record["scaled_accuracy"]
         with print_lock:
-            print(f"{task:28s} {model:12s} seed {seed}: "
-                  f"{'-' if score is None else f'{score:.3f}'} ({how})", flush=True)
-        return score, how
+            print(f"{record['run']:48s} {'-' if score is None else f'{score:6.3f}'} "
+                  f"step {record['steps_trained']}{' (target loss)' if record['stopped_early'] else ''}"
+                  f" [{status}]", flush=True)
+        return status
 
-    grid = [(t, m, s) for t in args.tasks.split(",") for m in args.models.split(",") for s in seeds]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        outcomes = dict(zip(grid, pool.map(lambda key: job(*key), grid)))
-    results = {}
-    for task in args.tasks.split(","):
-        for model in args.models.split(","):
-            runs = [outcomes[(task, model, seed)] for seed in seeds]
-            scores = [score for score, _ in runs if score is not None]
-            results.setdefault(task, {})[model] = {
-                "scores": scores,
-                "mean": statistics.mean(scores) if scores else None,
-                "spread": (max(scores) - min(scores)) / 2 if scores else None,
-                "failed_runs": sum(1 for score, how in runs if score is None and not how.startswith("not run")),
-                "not_run": sum(1 for _, how in runs if how.startswith("not run"))}
+        return list(pool.map(job, range(len(runs))))
 
-    suite = {"command": " ".join(sys.argv), "steps": args.steps, "seeds": seeds,
-             "metric": "scaled accuracy of the last validation (0 = chance, 1 = perfect), "
-                       "train lengths 3..40, test 40..256",
-             "results": results}
-    path = os.path.join(args.out, "suite.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(suite, f, indent=1)
-    os.replace(path + ".tmp", path)
-    models = args.models.split(",")
-    print("\n" + f"{'task':28s}" + "".join(f"{m:>18s}" for m in models))
-    for task, row in results.items():
-        cells = []
-        for m in models:
-            r = row[m]
-            if r["mean"] is None:
-                cells.append("not run" if r["not_run"] else "failed")
-            else:
-                missing = len(seeds) - len(r["scores"])
-                cells.append(f"{r['mean']:.2f} ± {r['spread']:.2f}" + (f" ({len(r['scores'])})" if missing else ""))
-        print(f"{task:28s}" + "".join(f"{c:>18s}" for c in cells))
-    print(f"\nwrote {path}")
+
+def report(args, runs, statuses):
+    """Writes suite.json, table.txt and the plots; returns the suite."""
+    records = [run_record(args.out, run, status) for run, status in zip(runs, statuses)]
+    suite = {"command": " ".join(sys.argv),
+             "recipe": {"steps": args.steps, "steps_for": args.steps_for,
+                        "target_loss": args.target_loss, "lrs": args.lrs, "seeds": args.seeds,
+                        "batch": BATCH, "width": WIDTH, "layers": LAYERS,
+                        "train_lengths": list(TRAIN_LENGTHS), "test_lengths": list(TEST_LENGTHS),
+                        "validation_sequences": VALIDATION_BATCHES * BATCH,
+                        "checkpoint_interval": args.checkpoint_interval,
+                        "overrides": RECIPE, "description": RECIPE_TEXT, "extra": args.extra},
+             "models": {m: MODEL_ROWS[m] for m in args.models},
+             "solved_threshold": SOLVED, "selection": SELECTION,
+             "cells": summarize_cells(records, args.tasks, args.models),
+             "runs": records}
+    write_json(os.path.join(args.out, "suite.json"), suite)
+    with open(os.path.join(args.out, "table.txt"), "w") as f:
+        f.write(table_text(suite))
+    sys.path.insert(0, HERE)
+    import plot_suite
+    try:
+        written = plot_suite.draw(suite, args.out, args.plot_task)
+        print("plots: " + ", ".join(written))
+    except ImportError:
+        print("no plots: needs matplotlib (python3 experiments/tasks/plot_suite.py suite.json)")
+    return suite
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
+    runs = plan(args.tasks, args.models, args.lrs, args.seeds, args.steps, args.steps_for)
+    config = os.path.relpath(args.config, REPO) if args.config.startswith(REPO) else args.config
+    settings = [run_settings(run, run_overrides(run, args.target_loss, args.checkpoint_interval, args.extra),
+                             config) for run in runs]
+    conflicts = settings_conflicts(args.out, runs, settings)
+    if conflicts:
+        sys.exit(f"run_suite: {len(conflicts)} runs in {args.out} were started with other settings "
+                 f"(run.json), e.g. {conflicts[0]}; use another --out for another recipe")
+    if args.report_only:
+        statuses = ["cached" if read_metrics(os.path.join(args.out, "runs", run_name(r), "metrics.jsonl"),
+                                             r["steps"])["finished"] else "not run" for r in runs]
+    else:
+        statuses = run_all(args, runs, settings)
+    suite = report(args, runs, statuses)
+    print("\n" + table_text(suite))
+    print(f"wrote {os.path.join(args.out, 'suite.json')} and table.txt")
 
 
 if __name__ == "__main__":

@@ -9,25 +9,118 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUITE = os.path.join(HERE, "run_suite.py")
+sys.path.insert(0, HERE)
+import run_suite  # noqa: E402
 
-# Writes a validation record whose score encodes the run (seed / 10), fails
-# for model "slstm" on task "s5", and records which GPU it was given.
+# Writes the metrics.jsonl a task run writes. The score encodes the run:
+# lstm 0.95 at lr 1e-2, else 0.1 x (seed + 1) (transformer: half that). Runs of
+# lr 1e-2 reach the target loss at step 30 (an early stop); the others train to
+# the cap. Answer-last tasks get answers_by_length over lengths 40..256. It
+# exits 3 for slstm on s5, sleeps (until SIGTERM: a checkpoint, exit 143) when
+# FAKE_SLEEP names the run's folder, resumes when a checkpoint is there, and
+# logs each invocation, its GPU and arguments to calls.jsonl beside itself.
 FAKE_FLASHTRAIN = r'''#!/usr/bin/env python3
-import json, os, sys
+import json, os, signal, sys, time
 args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
-if args["data.task"] == "s5" and args["model.kind"] == "slstm":
-    sys.exit(3)
 folder = args["job.dump_folder"]
-os.makedirs(folder, exist_ok=True)
-with open(os.path.join(folder, "metrics.jsonl"), "w") as f:
-    f.write(json.dumps({"kind": "val", "step": int(args["training.steps"]),
-                        "scaled_accuracy": int(args["training.seed"]) / 10}) + "\n")
-with open(os.path.join(folder, "gpu.txt"), "w") as f:
-    f.write(os.environ.get("CUDA_VISIBLE_DEVICES", "none"))
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl"), "a") as f:
+    f.write(json.dumps({"run": os.path.basename(folder), "argv": sys.argv[1:],
+                        "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", "none")}) + "\n")
+task, model = args["data.task"], args["model.kind"]
+if args.get("model.structure") == "residual":
+    model = "lstm_block"
+lr, seed, steps = float(args["optimizer.lr"]), int(args["training.seed"]), int(args["training.steps"])
+if task == "s5" and model == "slstm":
+    sys.exit(3)
+checkpoint = os.path.join(folder, "checkpoints")
+metrics = open(os.path.join(folder, "metrics.jsonl"), "a")
+def write(record):
+    metrics.write(json.dumps(record) + "\n")
+    metrics.flush()
+write({"kind": "event", "event": "resume" if os.path.exists(checkpoint) else "start", "step": 0})
+if os.environ.get("FAKE_SLEEP") == os.path.basename(folder):
+    def stop(signum, frame):
+        os.makedirs(checkpoint, exist_ok=True)
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+    write({"kind": "train", "step": 10, "loss": 0.5})
+    time.sleep(60)
+early = lr == 1e-2
+last = 30 if early else steps
+write({"kind": "train", "step": last, "loss": 5e-5 if early else 0.2})
+if early:
+    write({"kind": "event", "event": "target_loss", "step": last})
+score = 0.95 if (model == "lstm" and early) else 0.1 * (seed + 1) * (0.5 if model == "transformer" else 1)
+val = {"kind": "val", "step": last, "loss": 0.1, "accuracy": (1 + score) / 2,
+       "scaled_accuracy": score, "sequence_accuracy": (1 + score) / 2}
+if task not in ("s5", "z60"):
+    val["answers_by_length"] = [[n, 16 if n <= 100 else 8, 16] for n in range(40, 257)]
+write(val)
 '''
 
 
-class RunSuite(unittest.TestCase):
+class Helpers(unittest.TestCase):
+    def test_lr_labels_and_names(self):
+        self.assertEqual([run_suite.lr_label(x) for x in (1e-2, 1e-3, 1e-4, 2.5e-3, 3e-1)],
+                         ["1e-2", "1e-3", "1e-4", "2.5e-3", "3e-1"])
+        run = {"task": "parity", "model": "lstm_block", "lr": 1e-3, "seed": 2, "steps": 5}
+        self.assertEqual(run_suite.run_name(run), "parity-lstm_block-lr1e-3-seed2")
+
+    def test_plan_goes_seed_then_lr_then_cells(self):
+        runs = run_suite.plan(["parity", "s5"], ["lstm", "gru"], [1e-2, 1e-3], [0, 1], 100, {"s5": 7})
+        self.assertEqual(len(runs), 16)
+        self.assertEqual([(r["task"], r["model"]) for r in runs[:4]],
+                         [("parity", "lstm"), ("parity", "gru"), ("s5", "lstm"), ("s5", "gru")])
+        self.assertEqual([(r["lr"], r["seed"]) for r in runs[::4]],
+                         [(1e-2, 0), (1e-3, 0), (1e-2, 1), (1e-3, 1)])
+        self.assertEqual({r["steps"] for r in runs if r["task"] == "s5"}, {7})
+        self.assertEqual({r["steps"] for r in runs if r["task"] == "parity"}, {100})
+
+    def test_cell_stats(self):
+        self.assertEqual(run_suite.cell_stats([0.95, 0.2, 0.91, 0.5]),
+                         {"max": 0.95, "median": (0.5 + 0.91) / 2, "solved": 2, "finished": 4})
+        self.assertEqual(run_suite.cell_stats([0.3, 0.1, 0.9]),
+                         {"max": 0.9, "median": 0.3, "solved": 1, "finished": 3})
+        self.assertEqual(run_suite.cell_stats([])["max"], None)
+
+    def test_recipe_overrides(self):
+        overrides = run_suite.run_overrides({"task": "parity", "model": "lstm", "lr": 1e-3, "seed": 1,
+                                             "steps": 5000}, 1e-4, 2000, ["--x.y=1"])
+        for wanted in ("--model.kind=lstm", "--model.structure=plain", "--optimizer.lr=0.001",
+                       "--optimizer.beta2=0.99", "--lr_scheduler.warmup_steps=500",
+                       "--lr_scheduler.min_lr_ratio=0.01", "--validation.every=5000",
+                       "--validation.steps=16", "--training.local_batch_size=256",
+                       "--training.target_loss=0.0001", "--checkpoint.interval=2000"):
+            self.assertIn(wanted, overrides)
+        self.assertEqual(overrides[-1], "--x.y=1")
+        self.assertFalse(any("seq_len" in o for o in overrides))
+        no_target = run_suite.run_overrides({"task": "s5", "model": "slstm", "lr": 1e-4, "seed": 0,
+                                             "steps": 10}, 0, 0, [])
+        self.assertFalse(any("target_loss" in o for o in no_target))
+        self.assertIn("--model.conv_kernel=0", no_target)
+        self.assertIn("--lr_scheduler.min_lr_ratio=0.1", no_target)
+
+    def test_read_metrics_restart_and_early_stop(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "metrics.jsonl")
+            lines = [{"kind": "event", "event": "start"}, {"kind": "train", "step": 10, "loss": 1.0},
+                     {"kind": "val", "step": 100, "scaled_accuracy": 0.2},  # an earlier attempt
+                     {"kind": "event", "event": "start"}, {"kind": "train", "step": 40, "loss": 1e-5},
+                     {"kind": "event", "event": "target_loss", "step": 40},
+                     {"kind": "val", "step": 40, "scaled_accuracy": 0.7}]
+            with open(path, "w") as f:
+                f.write("".join(json.dumps(x) + "\n" for x in lines) + '{"kind": "tr')
+            m = run_suite.read_metrics(path, 100)
+            self.assertEqual((m["finished"], m["steps_trained"], m["stopped_early"], m["final_train_loss"]),
+                             (True, 40, True, 1e-5))
+            self.assertEqual(m["final_validation"]["scaled_accuracy"], 0.7)
+            with open(path, "w") as f:
+                f.write(json.dumps({"kind": "val", "step": 50, "scaled_accuracy": 0.2}) + "\n")
+            self.assertFalse(run_suite.read_metrics(path, 100)["finished"])
+            self.assertFalse(run_suite.read_metrics(os.path.join(d, "none"), 100)["finished"])
+
+
+class EndToEnd(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.fake = os.path.join(self.dir.name, "flashtrain")
@@ -39,40 +132,104 @@ class RunSuite(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def suite(self, *extra):
+    def suite(self, *extra, env=None, code=0):
         result = subprocess.run([sys.executable, SUITE, "--out", self.out, "--flashtrain", self.fake,
-                                 "--tasks", "parity,s5", "--models", "lstm,slstm", "--seeds", "1,3",
-                                 "--steps", "50", *extra], capture_output=True, text=True, cwd=HERE)
-        self.assertEqual(result.returncode, 0, result.stderr)
+                                 "--tasks", "parity,s5", "--models", "lstm,slstm,transformer",
+                                 "--lrs", "1e-2,1e-3", "--seeds", "0,1", "--steps", "50", *extra],
+                                capture_output=True, text=True, cwd=self.dir.name,
+                                env={**os.environ, **(env or {})})
+        self.assertEqual(result.returncode, code, result.stdout + result.stderr)
+        if code:
+            return None, result.stderr
         with open(os.path.join(self.out, "suite.json")) as f:
             return json.load(f), result.stdout
 
-    def test_parallel_runs_scores_failures_and_gpus(self):
-        suite, _ = self.suite("--jobs", "3", "--gpus", "0,1")
-        parity = suite["results"]["parity"]["lstm"]
-        self.assertEqual(sorted(parity["scores"]), [0.1, 0.3])
-        self.assertAlmostEqual(parity["mean"], 0.2)
-        self.assertAlmostEqual(parity["spread"], 0.1)
-        failed = suite["results"]["s5"]["slstm"]
-        self.assertEqual((failed["mean"], failed["failed_runs"], failed["not_run"]), (None, 2, 0))
-        gpus = set()
-        for name in os.listdir(os.path.join(self.out, "runs")):
-            path = os.path.join(self.out, "runs", name, "gpu.txt")
-            if os.path.exists(path):
-                gpus.add(open(path).read())
-        self.assertEqual(gpus, {"0", "1"})
+    def calls(self):
+        path = os.path.join(self.dir.name, "calls.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f]
 
-    def test_deadline_and_resume_from_records(self):
-        records = os.path.join(self.dir.name, "validation_records.jsonl")
-        with open(records, "w") as f:
-            f.write(json.dumps({"run": "parity-lstm-seed1", "final_train_loss": 0.0,
-                                "validation": [{"kind": "val", "step": 50, "scaled_accuracy": 0.9}]}) + "\n")
-        suite, stdout = self.suite("--deadline", "1e-9", "--resume-from", records)
-        self.assertIn("1 finished runs", stdout)
-        self.assertEqual(suite["results"]["parity"]["lstm"]["scores"], [0.9])
-        self.assertEqual(suite["results"]["parity"]["lstm"]["not_run"], 1)
-        self.assertEqual(suite["results"]["s5"]["lstm"]["not_run"], 2)
-        self.assertIn("not run", stdout)
+    def test_grid_scores_table_and_schema(self):
+        suite, stdout = self.suite("--jobs", "3", "--gpus", "0,1", "--", "--metrics.log_every=5")
+        self.assertEqual(len(suite["runs"]), 24)
+        self.assertEqual({c["gpu"] for c in self.calls()}, {"0", "1"})
+        argv = self.calls()[0]["argv"]
+        self.assertIn("--training.target_loss=0.0001", argv)
+        self.assertEqual(argv[-2], "--metrics.log_every=5")  # extra overrides, then the dump folder
+        self.assertTrue(argv[-1].startswith("--job.dump_folder="))
+        self.assertFalse(any("seq_len" in a for a in argv))
+
+        run = next(r for r in suite["runs"] if r["run"] == "parity-lstm-lr1e-2-seed1")
+        for key in ("task", "model", "lr", "seed", "steps", "status", "steps_trained", "stopped_early",
+                    "scaled_accuracy", "accuracy", "sequence_accuracy", "final_train_loss",
+                    "answers_by_length"):
+            self.assertIn(key, run)
+        self.assertEqual((run["steps_trained"], run["stopped_early"], run["scaled_accuracy"]), (30, True, 0.95))
+        self.assertEqual(run["answers_by_length"][0], [40, 16, 16])
+        late = next(r for r in suite["runs"] if r["run"] == "s5-transformer-lr1e-3-seed1")
+        self.assertEqual((late["steps_trained"], late["stopped_early"], late["answers_by_length"]),
+                         (50, False, None))
+
+        cell = suite["cells"]["parity"]["lstm"]  # 0.95, 0.95, 0.1, 0.2
+        self.assertEqual((cell["max"], cell["median"], cell["solved"], cell["finished"], cell["planned"]),
+                         (0.95, 0.575, 2, 4, 4))
+        self.assertEqual(cell["best"]["lr"], 1e-2)
+        failed = suite["cells"]["s5"]["slstm"]
+        self.assertEqual((failed["max"], failed["finished"], failed["planned"]), (None, 0, 4))
+        self.assertTrue(all(r["status"].startswith("failed (exit 3")
+                            for r in suite["runs"] if r["task"] == "s5" and r["model"] == "slstm"))
+        self.assertEqual(suite["models"]["slstm"], ["--model.kind=slstm", "--model.conv_kernel=0"])
+        self.assertEqual(suite["recipe"]["extra"], ["--metrics.log_every=5"])
+        self.assertIn("selection", suite)
+
+        with open(os.path.join(self.out, "table.txt")) as f:
+            table = f.read()
+        self.assertIn("| task | lstm | slstm | transformer |", table)
+        self.assertIn("| parity | 0.95 / 0.57 (2/4) |", table)
+        self.assertIn("| s5 | 0.95 / 0.57 (2/4) | – |", table)
+        self.assertIn("at most 50 steps, stopped at training loss <= 0.0001; lr 1e-2, 1e-3 x seeds 0, 1", table)
+        self.assertIn("*: fewer runs finished than planned", table)
+        self.assertIn(table, stdout)
+
+    def test_resume_skips_finished_runs_and_refuses_other_settings(self):
+        self.suite("--tasks", "parity", "--models", "lstm", "--jobs", "2")
+        self.assertEqual(len(self.calls()), 4)
+        # A run killed mid-way: metrics without a final validation, a checkpoint.
+        folder = os.path.join(self.out, "runs", "parity-lstm-lr1e-3-seed0")
+        with open(os.path.join(folder, "metrics.jsonl"), "w") as f:
+            f.write(json.dumps({"kind": "event", "event": "start"}) + "\n")
+        os.makedirs(os.path.join(folder, "checkpoints"))
+        suite, stdout = self.suite("--tasks", "parity", "--models", "lstm")
+        self.assertEqual([c["run"] for c in self.calls()[4:]], ["parity-lstm-lr1e-3-seed0"])
+        self.assertEqual(sum(r["status"] == "cached" for r in suite["runs"]), 3)
+        self.assertEqual(suite["cells"]["parity"]["lstm"]["finished"], 4)
+        with open(os.path.join(folder, "metrics.jsonl")) as f:
+            self.assertIn('"resume"', f.read())
+        _, stderr = self.suite("--tasks", "parity", "--models", "lstm", "--steps", "60", code=1)
+        self.assertIn("started with other settings", stderr)
+        suite, _ = self.suite("--tasks", "parity", "--models", "lstm", "--report-only")
+        self.assertEqual(len(self.calls()), 5)
+        self.assertEqual(suite["cells"]["parity"]["lstm"]["finished"], 4)
+
+    def test_deadline_stops_running_and_queued_runs(self):
+        suite, stdout = self.suite("--tasks", "parity", "--models", "lstm", "--seeds", "0",
+                                   "--deadline", "1.5", env={"FAKE_SLEEP": "parity-lstm-lr1e-2-seed0"})
+        statuses = {r["run"]: r["status"] for r in suite["runs"]}
+        self.assertEqual(statuses["parity-lstm-lr1e-2-seed0"], "stopped at the deadline")
+        self.assertEqual(statuses["parity-lstm-lr1e-3-seed0"], "not run (deadline)")
+        self.assertTrue(os.path.isdir(os.path.join(self.out, "runs", "parity-lstm-lr1e-2-seed0", "checkpoints")))
+        self.assertIn("| parity | – |", stdout)
+        suite, _ = self.suite("--tasks", "parity", "--models", "lstm", "--seeds", "0")
+        self.assertEqual(suite["cells"]["parity"]["lstm"]["finished"], 2)
+
+    def test_bad_options_are_named(self):
+        for options, message in ((["--models", "lstm,rwkv"], "unknown models ['rwkv']"),
+                                 (["--steps-for", "parity=x"], "--steps-for 'parity=x'"),
+                                 (["--", "--data.seq_len=41"], "no --data.seq_len")):
+            _, stderr = self.suite(*options, code=1)
+            self.assertIn(message, stderr)
 
 
 if __name__ == "__main__":
