@@ -1,7 +1,7 @@
 """The report's figures (PNG) from the committed results JSON.
 
     python3 experiments/plot_results.py [--results experiments/results] [--out DIR]
-        [--flashbench FILE] [--suite FILE]
+        [--flashbench FILE]
 
 Writes, for whichever inputs exist:
   kernel_heads.png   head sweep (B=16, T=1024): ms against head dim, ours (fused,
@@ -12,8 +12,7 @@ Writes, for whichever inputs exist:
   kernel_batch.png   batch sweep (T=1024): LSTM 12x64 ours; 1x768 ours and cuDNN fp16
   kernel_length.png  sequence-length sweep (B=16, 12x64)
   scan.png           scan op: fraction of the copy-bandwidth floor per case
-  tasks.png          state-tracking heat map (scaled accuracy, task x model) from
-                     a run_suite.py suite.json (--suite FILE)
+(The state-tracking suite draws its own figures: experiments/tasks/plot_suite.py.)
 Needs matplotlib (Debian: python3-matplotlib). Only measured numbers are drawn;
 the anchors are ../shared/ANCHORS.md's FlashRNN and cuDNN numbers on the same GPU.
 """
@@ -131,40 +130,12 @@ def scan_figure(plt, scan, out):
     save(plt, fig, out)
 
 
-def tasks_figure(plt, suite, out):
-    results = suite["results"]
-    tasks = list(results)
-    models = sorted({m for row in results.values() for m in row})
-    grid = [[results[t].get(m, {}).get("mean") for m in models] for t in tasks]
-    fig, ax = plt.subplots(figsize=(1.6 * len(models) + 3, 0.5 * len(tasks) + 2))
-    shown = [[float("nan") if v is None else v for v in row] for row in grid]
-    image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    for i, task in enumerate(tasks):
-        for j, model in enumerate(models):
-            r = results[task].get(model, {})
-            v = r.get("mean")
-            if v is None:
-                text = "not run" if r.get("not_run") else "fail"
-            else:
-                text = f"{v:.2f}" + (f"\n±{r['spread']:.2f}" if r.get("spread") else "")
-            ax.text(j, i, text, ha="center", va="center",
-                    color="white" if v is None or v < 0.6 else "black", fontsize=8)
-    ax.set_xticks(range(len(models)))
-    ax.set_xticklabels(models)
-    ax.set_yticks(range(len(tasks)))
-    ax.set_yticklabels(tasks)
-    fig.colorbar(image, label="scaled accuracy (0 chance, 1 perfect)")
-    ax.set_title(f"state tracking, {suite['steps']} steps, seeds {suite['seeds']}")
-    save(plt, fig, out)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", default="experiments/results")
     parser.add_argument("--out", default="experiments/results/plots")
     parser.add_argument("--flashbench", default="", help="a flashbench JSON (default: "
                         "RESULTS/flashbench_v9_all_NVIDIA_H200.json, every sweep in one run)")
-    parser.add_argument("--suite", default="", help="a run_suite.py suite.json")
     args = parser.parse_args()
     try:
         import matplotlib
@@ -185,9 +156,6 @@ def main():
     if os.path.exists(scan_path):
         scan_figure(plt, load(scan_path), os.path.join(args.out, "scan.png"))
         written.append("scan.png")
-    if args.suite:
-        tasks_figure(plt, load(args.suite), os.path.join(args.out, "tasks.png"))
-        written.append("tasks.png")
     print("wrote " + ", ".join(os.path.join(args.out, w) for w in written))
 
 
