@@ -11,7 +11,7 @@ suite.json, table.txt and, with matplotlib, the heat map and accuracy by length.
         [--lrs 1e-2,1e-3,1e-4] [--seeds 0,1,2] [--steps 20000]
         [--steps-for parity=100000,...] [--target-loss 1e-4]
         [--jobs N] [--gpus 0,1] [--deadline SECONDS] [--report-only]
-        [--flashtrain build/trainer/flashtrain] [-- extra overrides...]
+        [--pack FILE.tgz] [--flashtrain build/trainer/flashtrain] [-- extra overrides...]
 
 Runs live in DIR/runs/<task>-<model>-lr<lr>-seed<seed>/ (flashtrain's dump
 folder: metrics.jsonl, log.txt, checkpoints; run.json, the settings it was
@@ -27,16 +27,20 @@ cut short still has runs in every (task, model) cell. --jobs runs go at once,
 spread over --gpus through CUDA_VISIBLE_DEVICES (the models are small: one GPU
 holds several). After --deadline seconds no run starts and the running ones get
 SIGTERM (flashtrain saves a checkpoint and stops); the report covers what has
-finished, and the next invocation picks up the rest.
+finished, and the next invocation picks up the rest. --pack writes the report
+and each run's records (thinned metrics, run.json, log tail) into one .tgz;
+unpacked into a fresh DIR, its finished runs count as done there.
 """
 import argparse
 import concurrent.futures
+import io
 import json
 import os
 import queue
 import statistics
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 
@@ -86,6 +90,8 @@ SELECTION = (f"score = scaled accuracy of the final checkpoint on the test lengt
              f"lengths, as the xLSTM paper reports), median of all, solved k/n = runs scoring "
              f">= {SOLVED} of those finished")
 GRACE_SECONDS = 30  # after SIGTERM at the deadline, before SIGKILL
+PACKED_TRAIN_EVERY = 500  # --pack keeps training records of these steps (and each attempt's last)
+PACKED_LOG_LINES = 40
 
 
 def lr_label(lr):
@@ -306,6 +312,53 @@ def write_json(path, value):
     os.replace(path + ".tmp", path)
 
 
+def thin_metrics(lines, every=PACKED_TRAIN_EVERY):
+    """The lines of a metrics.jsonl worth packing: every record but training
+    records, of which those at multiples of `every` steps and the last of each
+    run of them stay; lines cut off by a kill go."""
+    records = []
+    for line in lines:
+        try:
+            records.append((line.rstrip("\n") + "\n", json.loads(line)))
+        except json.JSONDecodeError:
+            continue
+    kept = []
+    for i, (line, record) in enumerate(records):
+        train = record.get("kind") == "train"
+        next_train = i + 1 < len(records) and records[i + 1][1].get("kind") == "train"
+        if not train or not next_train or record.get("step", 0) % every == 0:
+            kept.append(line)
+    return kept
+
+
+def pack(out, runs, path):
+    """A .tgz of the report (suite.json, table.txt, the plots) and of each run
+    its run.json, thinned metrics.jsonl and log_tail.txt, named relative to
+    `out`: unpacked into another suite folder, its finished runs are skipped."""
+    def add_text(archive, name, text):
+        data = text.encode()
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime = len(data), time.time()
+        archive.addfile(info, io.BytesIO(data))
+
+    with tarfile.open(path + ".tmp", "w:gz") as archive:
+        for name in ("suite.json", "table.txt", "heat_map.png", "accuracy_by_length.png"):
+            if os.path.exists(os.path.join(out, name)):
+                archive.add(os.path.join(out, name), arcname=name)
+        for run in runs:
+            folder = os.path.join("runs", run_name(run))
+            if not os.path.exists(os.path.join(out, folder, "run.json")):
+                continue
+            archive.add(os.path.join(out, folder, "run.json"), arcname=os.path.join(folder, "run.json"))
+            for name, packed, keep in (("metrics.jsonl", "metrics.jsonl", thin_metrics),
+                                       ("log.txt", "log_tail.txt", lambda l: l[-PACKED_LOG_LINES:])):
+                source = os.path.join(out, folder, name)
+                if os.path.exists(source):
+                    with open(source, errors="replace") as f:
+                        add_text(archive, os.path.join(folder, packed), "".join(keep(f.readlines())))
+    os.replace(path + ".tmp", path)
+
+
 def parse_list(text, convert, what):
     try:
         values = [convert(v) for v in text.split(",") if v]
@@ -350,6 +403,8 @@ def parse_args(argv):
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing; write the report of the runs in --out")
     parser.add_argument("--plot-task", default="parity", help="task of the accuracy-by-length plot")
+    parser.add_argument("--pack", default="", help="also write the report and the runs' records "
+                        "(thinned metrics, run.json, log tails) into this .tgz")
     parser.add_argument("extra", nargs="*", help="more --section.key=value overrides (after --)")
     args = parser.parse_args(argv)
     args.tasks = parse_list(args.tasks, str, "tasks")
@@ -448,6 +503,9 @@ def main(argv=None):
     suite = report(args, runs, statuses)
     print("\n" + table_text(suite))
     print(f"wrote {os.path.join(args.out, 'suite.json')} and table.txt")
+    if args.pack:
+        pack(args.out, runs, args.pack)
+        print(f"packed {args.pack}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
 
@@ -119,6 +120,14 @@ class Helpers(unittest.TestCase):
             self.assertFalse(run_suite.read_metrics(path, 100)["finished"])
             self.assertFalse(run_suite.read_metrics(os.path.join(d, "none"), 100)["finished"])
 
+    def test_thin_metrics(self):
+        records = [{"kind": "event", "event": "start"}] + \
+                  [{"kind": "train", "step": s, "loss": 1.0} for s in range(100, 1400, 100)] + \
+                  [{"kind": "val", "step": 1300}]
+        lines = [json.dumps(r) + "\n" for r in records] + ['{"kind": "tr']
+        kept = [json.loads(line) for line in run_suite.thin_metrics(lines, every=500)]
+        self.assertEqual([r.get("step") for r in kept], [None, 500, 1000, 1300, 1300])
+
 
 class EndToEnd(unittest.TestCase):
     def setUp(self):
@@ -223,6 +232,23 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("| parity | – |", stdout)
         suite, _ = self.suite("--tasks", "parity", "--models", "lstm", "--seeds", "0")
         self.assertEqual(suite["cells"]["parity"]["lstm"]["finished"], 2)
+
+    def test_pack_resumes_in_a_fresh_folder(self):
+        pack = os.path.join(self.dir.name, "suite.tgz")
+        self.suite("--tasks", "parity", "--models", "lstm", "--seeds", "0", "--pack", pack)
+        with tarfile.open(pack) as archive:
+            names = set(archive.getnames())
+        self.assertTrue({"suite.json", "table.txt", "runs/parity-lstm-lr1e-2-seed0/run.json",
+                         "runs/parity-lstm-lr1e-2-seed0/metrics.jsonl",
+                         "runs/parity-lstm-lr1e-2-seed0/log_tail.txt"} <= names, names)
+        self.out = os.path.join(self.dir.name, "fresh")
+        os.makedirs(self.out)
+        with tarfile.open(pack) as archive:
+            archive.extractall(self.out)
+        suite, _ = self.suite("--tasks", "parity", "--models", "lstm", "--seeds", "0,1")
+        self.assertEqual([c["run"] for c in self.calls()[2:]],
+                         ["parity-lstm-lr1e-2-seed1", "parity-lstm-lr1e-3-seed1"])
+        self.assertEqual(suite["cells"]["parity"]["lstm"]["finished"], 4)
 
     def test_bad_options_are_named(self):
         for options, message in ((["--models", "lstm,rwkv"], "unknown models ['rwkv']"),
