@@ -67,6 +67,7 @@ class NullBuffer : public std::streambuf {
 int train_status(const TrainResult& result) {
   switch (result.status) {
     case TrainStatus::kFinished:
+    case TrainStatus::kReachedTarget:
       return 0;
     case TrainStatus::kStopped:
       return result.stop_signal ? 128 + result.stop_signal : 0;
@@ -123,18 +124,11 @@ int run_train(const config::ResolvedConfig& resolved) {
     StopSignalHandlers handlers;
     Trainer trainer(resolved, std::cout, make_world(resolved, env, vars, std::cout));
     const TrainResult result = trainer.run();
-    switch (result.status) {
-      case TrainStatus::kFinished:
-        return 0;
-      case TrainStatus::kStopped:
-        std::cout << "stopped at step " << result.step
-                  << (result.last_checkpoint.empty() ? "" : "; saved " + result.last_checkpoint.string())
-                  << "; the same command continues from there\n";
-        return result.stop_signal ? 128 + result.stop_signal : 0;
-      case TrainStatus::kNonfinite:
-        return 1;
-    }
-    return 1;
+    if (result.status == TrainStatus::kStopped)
+      std::cout << "stopped at step " << result.step
+                << (result.last_checkpoint.empty() ? "" : "; saved " + result.last_checkpoint.string())
+                << "; the same command continues from there\n";
+    return train_status(result);
   });
 }
 

@@ -21,6 +21,7 @@
 #include "flashtrain/models/parameter_groups.h"
 #include "flashtrain/trainer/batch_source.h"
 #include "flashtrain/trainer/checkpoint_folder.h"
+#include "flashtrain/trainer/device_step.h"
 #include "flashtrain/trainer/lr_schedule.h"
 #include "flashtrain/trainer/metrics_log.h"
 #include "flashtrain/trainer/model_factory.h"
@@ -70,9 +71,12 @@ struct Trainer::Impl {
         metrics(world.is_rank0() ? metrics_path(config) : std::string()) {}
 
   void build();
+  void choose_step_mode();
   void resume();
   void report_start();
   StepReport train_step();
+  StepReport device_train_step(StepReport report);
+  StepReport finish_step(StepReport report);
   EvalResult validate();
   fs::path save();
   void log_progress(const StepReport& report);
@@ -98,6 +102,10 @@ struct Trainer::Impl {
   models::LanguageModel model{nullptr};
   std::vector<torch::Tensor> parameters;
   std::unique_ptr<torch::optim::AdamW> optimizer;
+  // The step as device work (a CUDA graph on a GPU); null: the eager step.
+  // Made at the first step, after resume() has loaded the optimizer's state.
+  std::unique_ptr<DeviceStep> device_step;
+  std::optional<DeviceStepOptions> device_step_options;
   std::unique_ptr<BatchSource> batches;
   // Data parallel only: gradients in flat buckets, all-reduced during backward.
   std::unique_ptr<distributed::Reducer> reducer;
@@ -117,6 +125,9 @@ struct Trainer::Impl {
   // and saves excluded), for tokens/s and the ETA.
   double window_seconds = 0.0;
   std::int64_t window_steps = 0;
+  // Training loss since the last progress line, for training.target_loss.
+  double window_loss_sum = 0.0;
+  std::int64_t window_loss_steps = 0;
   Clock::time_point run_start;
 };
 
@@ -153,6 +164,23 @@ void Trainer::Impl::build() {
   }
   flops_per_token = model->training_flops_per_token(config.data.seq_len);
   peak_flops = device_peak(device, bf16, &device_name);
+  choose_step_mode();
+}
+
+// training.cuda_graph: a graph where the step can be one (auto), or must be (on).
+void Trainer::Impl::choose_step_mode() {
+  const std::string& mode = config.training.cuda_graph;
+  if (mode == "off") return;
+  std::string why_not;
+  if (!device.is_cuda()) why_not = "training runs on the CPU";
+  else if (world.distributed()) why_not = "data parallel: the gradient all-reduce runs between eager steps";
+  else if (config.debug.anomaly_detection) why_not = "debug.anomaly_detection checks every op from the host";
+  if (!why_not.empty()) {
+    if (mode == "on") throw resolved.error_at({"training.cuda_graph"}, "training.cuda_graph = on, but " + why_not);
+    if (device.is_cuda()) log << "cuda graph: off (" << why_not << ")\n";
+    return;
+  }
+  device_step_options = DeviceStepOptions{bf16, config.training.grad_clip, /*graph=*/true};
 }
 
 // Rank 0 alone decides (it may move unusable checkpoints aside); the others
@@ -285,7 +313,8 @@ StepReport Trainer::Impl::train_step() {
   StepReport report;
   report.step = progress.step + 1;
   report.lr = schedule.at(report.step);
-  set_learning_rate(*optimizer, report.lr);
+  set_learning_rate(*optimizer, report.lr);  // what a checkpoint records; the device step takes report.lr
+  if (device_step_options) return device_train_step(report);
   if (reducer) reducer->zero_grad();  // optimizer.zero_grad cannot detach the bucket views
   else optimizer->zero_grad(/*set_to_none=*/true);
 
@@ -335,10 +364,36 @@ StepReport Trainer::Impl::train_step() {
     if (reducer) reducer->zero_grad();
     else optimizer->zero_grad(/*set_to_none=*/true);
   }
+  return finish_step(report);
+}
+
+StepReport Trainer::Impl::finish_step(StepReport report) {
   progress.step = report.step;
   progress.tokens_seen += tokens_per_step;
   report.tokens_seen = progress.tokens_seen;
   return report;
+}
+
+// The same step as device work (device_step.h): one process, so no reducer.
+StepReport Trainer::Impl::device_train_step(StepReport report) {
+  if (!device_step) {
+    device_step = std::make_unique<DeviceStep>(*model, *optimizer, *device_step_options);
+    log << "cuda graph: the step is captured after " << DeviceStep::kEagerSteps
+        << " eager steps and replayed (training.cuda_graph = " << config.training.cuda_graph << ")\n";
+  }
+  std::vector<Batch> micro_batches;
+  std::int64_t scored = 0;
+  for (std::int64_t i = 0; i < accumulation; ++i) {
+    micro_batches.push_back(batches->next());
+    scored += micro_batches.back().scored_tokens;
+  }
+  const DeviceStepResult result =
+      device_step->run(micro_batches, double(std::max<std::int64_t>(scored, 1)), report.lr);
+  report.loss = scored > 0 ? result.loss_sum / double(scored) : std::nan("");
+  report.grad_norm = result.grad_norm;
+  // The device skipped the update already; the guard counts it the same way.
+  report.skipped = !guard.record(!result.skipped && std::isfinite(report.loss));
+  return finish_step(report);
 }
 
 void Trainer::Impl::log_progress(const StepReport& r) {
@@ -448,6 +503,7 @@ fs::path Trainer::Impl::save() {
     if (usable) throw std::runtime_error(directory.string() + " already exists; not replacing a saved checkpoint");
     log << "moved the unusable " << directory.string() << " to " << folder.set_aside(directory).string() << "\n";
   }
+  if (device_step) device_step->sync_optimizer_state();
   save_checkpoint(directory, progress, *model, *optimizer, config);
   last_saved_step = progress.step;
   last_checkpoint = directory;
@@ -517,20 +573,38 @@ TrainResult Trainer::run() {
             << report.grad_norm << "); update skipped (" << s.guard.in_row() << " in a row, stop at "
             << s.guard.max_in_row() << ")" << std::endl;
     if (s.callback) s.callback(report);
-    if (report.step % c.metrics.log_every == 0 || report.step == 1 || report.step == c.training.steps)
+    s.window_loss_sum += report.loss;
+    ++s.window_loss_steps;
+    bool reached_target = false;
+    if (report.step % c.metrics.log_every == 0 || report.step == 1 || report.step == c.training.steps) {
       s.log_progress(report);
+      const double window_loss = s.window_loss_sum / double(s.window_loss_steps);
+      reached_target = c.training.target_loss > 0 && window_loss <= c.training.target_loss;
+      if (reached_target) {
+        s.log << "training loss " << window_loss << " over the last " << s.window_loss_steps
+              << " steps is at most training.target_loss = " << c.training.target_loss << ": stopping at step "
+              << report.step << "\n";
+        s.metrics.write({{"kind", "event"}, {"event", "target_loss"}, {"step", report.step}, {"loss", window_loss}});
+      }
+      s.window_loss_sum = 0.0;
+      s.window_loss_steps = 0;
+    }
     if (s.guard.exhausted()) {
       s.log << "stopping: " << s.guard.in_row() << " steps in a row had a non-finite loss or gradient "
             << "(training.max_nonfinite_steps = " << s.guard.max_in_row() << "); no checkpoint written\n";
       result.status = TrainStatus::kNonfinite;
       break;
     }
-    const bool last = report.step == c.training.steps;
+    const bool last = report.step == c.training.steps || reached_target;
     if (c.validation.every > 0 && (report.step % c.validation.every == 0 || last)) {
       result.last_validation = s.validate();
     }
     if (c.checkpoint.enable && ((c.checkpoint.interval > 0 && report.step % c.checkpoint.interval == 0) || last)) {
       s.save();
+    }
+    if (reached_target) {
+      result.status = TrainStatus::kReachedTarget;
+      break;
     }
   }
   // No rank leaves while rank 0 still saves (and the communicators shut down

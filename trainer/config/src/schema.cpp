@@ -217,7 +217,15 @@ Schema build_schema() {
            C::one_of({"auto", "cpu", "cuda"}))
       .key("max_nonfinite_steps", &TrainingConfig::max_nonfinite_steps,
            "steps with a NaN/Inf loss or gradient are skipped; stop after this many in a row",
-           C::int_range(1, 1 << 20), {"max_skipped_steps", "nan_patience"});
+           C::int_range(1, 1 << 20), {"max_skipped_steps", "nan_patience"})
+      .key("cuda_graph", &TrainingConfig::cuda_graph,
+           "run each training step as one replayed CUDA graph: auto = where possible (one GPU process), "
+           "saying why not otherwise; on = or fail; off = eager steps",
+           C::one_of({"auto", "on", "off"}), {"cuda_graphs", "graph"})
+      .key("target_loss", &TrainingConfig::target_loss,
+           "stop early once the mean training loss since the last progress line is at most this "
+           "(then validate and save as at the last step); 0 = train all steps",
+           C::non_negative(), {"stop_at_loss", "early_stop_loss"});
 
   SectionBuilder(keys, "validation", &Config::validation)
       .key("every", &ValidationConfig::every,

@@ -35,6 +35,7 @@ enum class TrainStatus {
   kFinished,   // reached training.steps
   kStopped,    // request_stop() or SIGINT/SIGTERM: checkpoint saved
   kNonfinite,  // training.max_nonfinite_steps non-finite steps in a row
+  kReachedTarget,  // the training loss fell to training.target_loss: validated and saved
 };
 
 struct TrainResult {

@@ -96,6 +96,10 @@ struct TrainingConfig {
   std::int64_t seed = 42;
   std::string device = "auto";
   std::int64_t max_nonfinite_steps = 5;
+  // auto: the step as one CUDA graph where it can be (one GPU process, static
+  // shapes), else eager; on: a graph or an error; off: eager.
+  std::string cuda_graph = "auto";
+  double target_loss = 0.0;  // stop once a log window's mean training loss is at most this; 0: never
 };
 
 struct ValidationConfig {

@@ -1,0 +1,260 @@
+// The step as device work (device_step.h): the same training as the eager
+// step, a skipped update on a non-finite loss, bit-identical replays of its
+// CUDA graph, and checkpoints that resume exactly across training.cuda_graph;
+// training.target_loss.
+#include <gtest/gtest.h>
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "flashtrain/config/config_error.h"
+#include "flashtrain/data/tasks.h"
+#include "flashtrain/trainer/device_step.h"
+#include "flashtrain/trainer/optimizer.h"
+#include "flashtrain/trainer/trainer.h"
+#include "tiny_run.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+using testing::TinyRun;
+
+constexpr int kVocab = 16;
+
+models::LanguageModel tiny_model(torch::Device device, flashrnn::Backend backend) {
+  models::LanguageModelOptions o;
+  o.vocab_size = kVocab;
+  o.d_model = 32;
+  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kLstm};
+  o.block.recurrent.num_heads = 2;
+  o.block.recurrent.backend = backend;
+  torch::manual_seed(3);
+  models::LanguageModel model(o);
+  model->to(device);
+  return model;
+}
+
+config::OptimizerConfig optimizer_config() {
+  config::OptimizerConfig o;
+  o.lr = 3e-3;
+  o.weight_decay = 0.1;
+  return o;
+}
+
+// `count` batches of 4 x 12 tokens; the first position of each row is not scored.
+std::vector<Batch> batches(int count, torch::Device device) {
+  torch::manual_seed(11);
+  std::vector<Batch> out;
+  for (int i = 0; i < count; ++i) {
+    Batch b;
+    b.inputs = torch::randint(kVocab, {4, 12}, torch::kLong).to(device);
+    torch::Tensor targets = torch::randint(kVocab, {4, 12}, torch::kLong);
+    targets.select(1, 0).fill_(data::kIgnoreTarget);
+    b.targets = targets.to(device);
+    b.scored_tokens = 4 * 11;
+    out.push_back(b);
+  }
+  return out;
+}
+
+struct Trajectory {
+  std::vector<double> losses, norms;
+  std::vector<torch::Tensor> parameters;
+};
+
+Trajectory device_steps(models::LanguageModel model, const std::vector<Batch>& data, DeviceStepOptions options) {
+  auto optimizer = make_adamw(*model, optimizer_config());
+  DeviceStep step(*model, *optimizer, options);
+  Trajectory t;
+  for (const Batch& batch : data) {
+    const DeviceStepResult r = step.run({batch}, double(batch.scored_tokens), 3e-3);
+    t.losses.push_back(r.loss_sum / double(batch.scored_tokens));
+    t.norms.push_back(r.grad_norm);
+  }
+  EXPECT_EQ(step.captured(), options.graph && int(data.size()) > DeviceStep::kEagerSteps);
+  for (const torch::Tensor& p : model->parameters()) t.parameters.push_back(p.detach().cpu().clone());
+  return t;
+}
+
+// The eager loop's step: autograd, clip_grad_norm, torch::optim::AdamW.
+Trajectory eager_steps(models::LanguageModel model, const std::vector<Batch>& data, double grad_clip) {
+  auto optimizer = make_adamw(*model, optimizer_config());
+  const auto sum =
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum).ignore_index(data::kIgnoreTarget);
+  Trajectory t;
+  for (const Batch& batch : data) {
+    set_learning_rate(*optimizer, 3e-3);
+    optimizer->zero_grad(true);
+    const torch::Tensor logits = model->forward(batch.inputs);
+    const torch::Tensor loss =
+        torch::nn::functional::cross_entropy(logits.reshape({-1, kVocab}), batch.targets.reshape(-1), sum);
+    (loss / double(batch.scored_tokens)).backward();
+    t.norms.push_back(clip_grad_norm(model->parameters(), grad_clip));
+    optimizer->step();
+    t.losses.push_back(loss.item<double>() / double(batch.scored_tokens));
+  }
+  for (const torch::Tensor& p : model->parameters()) t.parameters.push_back(p.detach().cpu().clone());
+  return t;
+}
+
+TEST(DeviceStep, TrainsLikeTheEagerStep) {
+  const torch::Device cpu(torch::kCPU);
+  const auto data = batches(6, cpu);
+  // A clip low enough to act on every step.
+  const Trajectory fused = device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, {false, 0.05, false});
+  const Trajectory eager = eager_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, 0.05);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    EXPECT_NEAR(fused.losses[i], eager.losses[i], 1e-5) << "step " << i + 1;
+    EXPECT_NEAR(fused.norms[i], eager.norms[i], 1e-4 * eager.norms[i]) << "step " << i + 1;
+    EXPECT_GT(eager.norms[i], 0.05) << "the clip must act for the test to mean something";
+  }
+  EXPECT_LT(eager.losses.back(), eager.losses.front()) << "the steps must train for the test to mean something";
+  for (std::size_t i = 0; i < eager.parameters.size(); ++i)
+    EXPECT_TRUE(torch::allclose(fused.parameters[i], eager.parameters[i], 1e-4, 1e-6)) << "parameter " << i;
+}
+
+TEST(DeviceStep, SkipsTheUpdateOnANonfiniteLossAndKeepsTheStepCount) {
+  const torch::Device cpu(torch::kCPU);
+  models::LanguageModel model = tiny_model(cpu, flashrnn::Backend::kVanilla);
+  auto optimizer = make_adamw(*model, optimizer_config());
+  DeviceStep step(*model, *optimizer, {false, 1.0, false});
+  const auto data = batches(2, cpu);
+  ASSERT_FALSE(step.run({data[0]}, 44.0, 1e-3).skipped);
+
+  {
+    // The head is tied to the embedding: one NaN row makes every logit's softmax NaN.
+    torch::NoGradGuard no_grad;
+    model->named_parameters()["embedding.weight"][0].fill_(std::nan(""));
+  }
+  std::vector<torch::Tensor> before;
+  for (const torch::Tensor& p : model->parameters()) before.push_back(p.detach().clone());
+  const DeviceStepResult r = step.run({data[1]}, 44.0, 1e-3);
+  EXPECT_TRUE(r.skipped);
+  EXPECT_FALSE(std::isfinite(r.loss_sum));
+  const auto after = model->parameters();
+  for (std::size_t i = 0; i < after.size(); ++i)
+    EXPECT_TRUE(torch::allclose(after[i], before[i], 0, 0, /*equal_nan=*/true)) << "parameter " << i;
+
+  step.sync_optimizer_state();
+  for (const auto& [name, value] : adamw_state(*optimizer, *model)) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0) {
+      EXPECT_EQ(value.item<std::int64_t>(), 1) << name << ": the skipped update is not counted";
+    }
+  }
+}
+
+TEST(DeviceStep, AGraphNeedsAGpu) {
+  models::LanguageModel model = tiny_model(torch::Device(torch::kCPU), flashrnn::Backend::kVanilla);
+  auto optimizer = make_adamw(*model, optimizer_config());
+  EXPECT_THROW(DeviceStep(*model, *optimizer, {false, 1.0, true}), std::invalid_argument);
+}
+
+TEST(DeviceStep, CudaGraphOnWithoutAGpuIsAConfigError) {
+  TinyRun run;
+  std::ostringstream log;
+  try {
+    Trainer trainer(run.config({"--training.cuda_graph=on"}), log);
+    FAIL() << "expected a config error";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("training.cuda_graph"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CPU"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TargetLoss, StopsTheRunAfterValidatingAndSaving) {
+  TinyRun run;
+  std::ostringstream log;
+  // ln 32 = 3.47 at the start: a target of 10 is met at the first progress line.
+  Trainer trainer(run.config({"--training.steps=30", "--training.target_loss=10"}), log);
+  const TrainResult result = trainer.run();
+  EXPECT_EQ(result.status, TrainStatus::kReachedTarget) << log.str();
+  EXPECT_EQ(result.step, 1);
+  EXPECT_TRUE(result.last_validation.has_value());
+  EXPECT_EQ(result.last_checkpoint.filename(), "step_00000001");
+  std::ifstream metrics(run.dir() / "out" / "metrics.jsonl");
+  bool event = false;
+  for (std::string line; std::getline(metrics, line);) event |= line.find("\"target_loss\"") != std::string::npos;
+  EXPECT_TRUE(event) << "metrics.jsonl has the target_loss event";
+
+  std::ostringstream log2;
+  Trainer unreachable(run.config({"--training.steps=6", "--training.target_loss=1e-9"}, "out2"), log2);
+  EXPECT_EQ(unreachable.run().status, TrainStatus::kFinished);
+}
+
+// --- on a GPU ------------------------------------------------------------------------
+
+bool have_gpu() { return torch::cuda::is_available(); }
+
+TEST(DeviceStepGpu, GraphReplaysAreBitIdenticalToEagerSteps) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  const torch::Device gpu(torch::kCUDA, 0);
+  const auto data = batches(8, gpu);
+  for (const flashrnn::Backend backend : {flashrnn::Backend::kAuto, flashrnn::Backend::kVanilla}) {
+    const Trajectory graph = device_steps(tiny_model(gpu, backend), data, {false, 0.5, true});
+    const Trajectory eager = device_steps(tiny_model(gpu, backend), data, {false, 0.5, false});
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      EXPECT_EQ(graph.losses[i], eager.losses[i]) << "step " << i + 1 << ", backend " << flashrnn::to_string(backend);
+      EXPECT_EQ(graph.norms[i], eager.norms[i]) << "step " << i + 1;
+    }
+    for (std::size_t i = 0; i < eager.parameters.size(); ++i)
+      EXPECT_TRUE(torch::equal(graph.parameters[i], eager.parameters[i])) << "parameter " << i;
+  }
+}
+
+struct RunOutcome {
+  TrainResult result;
+  std::vector<double> losses;
+  std::vector<torch::Tensor> parameters;
+  std::string log;
+};
+
+RunOutcome train(const config::ResolvedConfig& resolved, std::int64_t stop_at = 0) {
+  std::ostringstream log;
+  Trainer trainer(resolved, log);
+  RunOutcome out;
+  trainer.set_step_callback([&](const StepReport& r) {
+    out.losses.push_back(r.loss);
+    if (r.step == stop_at) trainer.request_stop();
+  });
+  out.result = trainer.run();
+  for (const torch::Tensor& p : trainer.model().parameters()) out.parameters.push_back(p.detach().cpu().clone());
+  out.log = log.str();
+  return out;
+}
+
+TEST(DeviceStepGpu, ResumeIsExactWithGraphsAndAcrossTheSwitch) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  TinyRun run;
+  const auto flags = [](const std::string& graph) {
+    return std::vector<std::string>{"--training.device=cuda", "--training.steps=12", "--validation.every=0",
+                                    "--model.backend=auto", "--training.cuda_graph=" + graph};
+  };
+  const RunOutcome whole = train(run.config(flags("on"), "whole"));
+  ASSERT_EQ(whole.result.status, TrainStatus::kFinished) << whole.log;
+  EXPECT_NE(whole.log.find("cuda graph: the step is captured"), std::string::npos) << whole.log;
+
+  // Stopped after step 5 and resumed with graphs: the same run bit for bit.
+  const RunOutcome first = train(run.config(flags("on"), "halves"), 5);
+  ASSERT_EQ(first.result.status, TrainStatus::kStopped) << first.log;
+  const RunOutcome second = train(run.config(flags("on"), "halves"));
+  ASSERT_EQ(second.losses.size(), 7u) << second.log;
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(second.losses[i], whole.losses[5 + i]) << "step " << 6 + i;
+  for (std::size_t i = 0; i < whole.parameters.size(); ++i)
+    EXPECT_TRUE(torch::equal(second.parameters[i], whole.parameters[i])) << "parameter " << i;
+
+  // Resumed eagerly: the same state (weights, moments, step counts, data), so
+  // the same first loss and then the same losses up to the two AdamW
+  // implementations' rounding.
+  train(run.config(flags("on"), "switch"), 5);
+  const RunOutcome eager = train(run.config(flags("off"), "switch"));
+  ASSERT_EQ(eager.losses.size(), 7u) << eager.log;
+  EXPECT_EQ(eager.losses[0], whole.losses[5]) << "step 6 starts from the same weights and batch";
+  for (std::size_t i = 1; i < 7; ++i) EXPECT_NEAR(eager.losses[i], whole.losses[5 + i], 1e-4) << "step " << 6 + i;
+}
+
+}  // namespace
+}  // namespace flashtrain::trainer

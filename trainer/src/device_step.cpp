@@ -1,0 +1,198 @@
+#include "flashtrain/trainer/device_step.h"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/torch.h>
+
+#include <optional>
+#include <stdexcept>
+
+#include "autocast_scope.h"
+#include "flashtrain/data/tasks.h"
+
+namespace flashtrain::trainer {
+namespace {
+
+// Restores autocast's weight-cast cache on leaving a capture. A capture must
+// not reuse casts made outside it, and casts it makes would outlive the
+// capture in the cache.
+class AutocastCacheOff {
+ public:
+  AutocastCacheOff() : was_enabled_(at::autocast::is_autocast_cache_enabled()) {
+    at::autocast::set_autocast_cache_enabled(false);
+  }
+  ~AutocastCacheOff() { at::autocast::set_autocast_cache_enabled(was_enabled_); }
+  AutocastCacheOff(const AutocastCacheOff&) = delete;
+  AutocastCacheOff& operator=(const AutocastCacheOff&) = delete;
+
+ private:
+  bool was_enabled_;
+};
+
+torch::Tensor scalar_on(torch::Device device, torch::Dtype dtype) {
+  return torch::zeros({}, torch::TensorOptions(dtype).device(device));
+}
+
+}  // namespace
+
+DeviceStep::DeviceStep(models::LanguageModelImpl& model, torch::optim::AdamW& optimizer,
+                       DeviceStepOptions options)
+    : model_(model), optimizer_(optimizer), options_(options) {
+  const torch::Device device = model.parameters().front().device();
+  if (options_.graph && !device.is_cuda())
+    throw std::invalid_argument("DeviceStep: a CUDA graph needs the model on a GPU, not " + device.str());
+  // One step count for every parameter: the loop updates them all or none.
+  std::optional<std::int64_t> steps_taken;
+  for (auto& param_group : optimizer_.param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamWOptions&>(param_group.options());
+    beta1_ = std::get<0>(o.betas());
+    beta2_ = std::get<1>(o.betas());
+    eps_ = o.eps();
+    if (o.amsgrad()) throw std::invalid_argument("DeviceStep: AdamW with amsgrad is not supported");
+    Group group;
+    group.weight_decay = o.weight_decay();
+    for (const torch::Tensor& p : param_group.params()) {
+      auto& slot = optimizer_.state()[p.unsafeGetTensorImpl()];
+      if (!slot) {  // what AdamW::step() creates before its first update
+        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+        fresh->step(0);
+        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        slot = std::move(fresh);
+      }
+      auto& state = static_cast<torch::optim::AdamWParamState&>(*slot);
+      if (steps_taken && *steps_taken != state.step())
+        throw std::invalid_argument("DeviceStep: the parameters' AdamW step counts differ");
+      steps_taken = state.step();
+      group.params.push_back(p);
+      group.exp_avgs.push_back(state.exp_avg());
+      group.exp_avg_sqs.push_back(state.exp_avg_sq());
+    }
+    groups_.push_back(std::move(group));
+  }
+  adam_steps_ = steps_taken.value_or(0);
+  for (Group& group : groups_)
+    for (std::size_t i = 0; i < group.params.size(); ++i)
+      group.steps.push_back(torch::full({}, double(adam_steps_), torch::TensorOptions(torch::kFloat).device(device)));
+  lr_ = scalar_on(device, torch::kFloat);
+  normaliser_ = scalar_on(device, torch::kFloat);
+  report_ = torch::zeros({3}, torch::TensorOptions(torch::kDouble).device(device));
+  if (options_.graph) stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index());
+}
+
+DeviceStep::~DeviceStep() = default;
+
+void DeviceStep::stage(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
+  if (inputs_.empty()) {
+    for (const Batch& batch : micro_batches) {
+      inputs_.push_back(torch::empty_like(batch.inputs));
+      targets_.push_back(torch::empty_like(batch.targets));
+    }
+  }
+  if (micro_batches.size() != inputs_.size())
+    throw std::runtime_error("DeviceStep: " + std::to_string(micro_batches.size()) + " micro-batches where the " +
+                             "first step had " + std::to_string(inputs_.size()));
+  for (std::size_t i = 0; i < micro_batches.size(); ++i) {
+    const Batch& batch = micro_batches[i];
+    if (batch.inputs.sizes() != inputs_[i].sizes() || batch.targets.sizes() != targets_[i].sizes())
+      throw std::runtime_error("DeviceStep: a batch of shape " + c10::str(batch.inputs.sizes()) +
+                               " where the first step had " + c10::str(inputs_[i].sizes()) +
+                               "; a CUDA graph needs the same shapes every step (training.cuda_graph = off)");
+    inputs_[i].copy_(batch.inputs, /*non_blocking=*/true);
+    targets_[i].copy_(batch.targets, /*non_blocking=*/true);
+  }
+  lr_.fill_(lr);
+  normaliser_.fill_(normaliser);
+}
+
+void DeviceStep::step_body() {
+  optimizer_.zero_grad(/*set_to_none=*/true);  // the capture's backward allocates them in its pool
+  const auto cross_entropy_sum =
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum).ignore_index(data::kIgnoreTarget);
+  const torch::Device device = lr_.device();
+  torch::Tensor loss_sum = scalar_on(device, torch::kDouble);
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    torch::Tensor logits;
+    {
+      AutocastScope autocast(device.type(), options_.bf16);
+      logits = model_.forward(inputs_[i]);
+    }
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(
+        logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), targets_[i].reshape(-1), cross_entropy_sum);
+    (loss / normaliser_).backward();
+    loss_sum += loss.detach().to(torch::kDouble);
+  }
+
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> grads;
+  for (const Group& group : groups_)
+    for (const torch::Tensor& p : group.params)
+      // A parameter the loss does not reach gets a zero gradient: the fused
+      // step needs one per parameter (its moments still decay, as in AdamW).
+      grads.push_back(p.grad().defined() ? p.grad() : (p.mutable_grad() = torch::zeros_like(p)));
+  const torch::Tensor norm = torch::stack(at::_foreach_norm(grads, 2)).norm(2);
+  const torch::Tensor found_inf = torch::logical_not(torch::isfinite(loss_sum) & torch::isfinite(norm)).to(torch::kFloat);
+  if (options_.grad_clip > 0) {
+    // As clip_grad_norm(): scale only a finite norm above the limit.
+    const torch::Tensor scale = torch::where(torch::isfinite(norm) & (norm > options_.grad_clip),
+                                             options_.grad_clip / (norm + 1e-6), torch::ones_like(norm));
+    at::_foreach_mul_(grads, scale);
+  }
+  std::size_t first = 0;
+  for (Group& group : groups_) {
+    if (group.params.empty()) continue;
+    const at::TensorList group_grads(grads.data() + first, group.params.size());
+    first += group.params.size();
+    // AdamW's bias correction reads the count of this update; a skipped
+    // update leaves the count where it was (the kernel returns on found_inf).
+    at::_foreach_add_(group.steps, torch::ones_like(found_inf) - found_inf);
+    at::_fused_adamw_(group.params, group_grads, group.exp_avgs, group.exp_avg_sqs, /*max_exp_avg_sqs=*/{},
+                      group.steps, lr_, beta1_, beta2_, group.weight_decay, eps_, /*amsgrad=*/false,
+                      /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
+  }
+  report_.copy_(torch::stack({loss_sum, norm.to(torch::kDouble), found_inf.to(torch::kDouble)}));
+}
+
+DeviceStepResult DeviceStep::run(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
+  if (micro_batches.empty()) throw std::invalid_argument("DeviceStep: no micro-batches");
+  std::optional<c10::cuda::CUDAStreamGuard> on_step_stream;
+  if (stream_) {
+    at::cuda::CUDAEvent batches_ready;  // made on the caller's stream
+    batches_ready.record(c10::cuda::getCurrentCUDAStream(stream_->device_index()));
+    batches_ready.block(*stream_);
+    on_step_stream.emplace(*stream_);
+  }
+  stage(micro_batches, normaliser, lr);
+  if (!options_.graph || eager_steps_run_ < kEagerSteps) {
+    step_body();
+    ++eager_steps_run_;
+  } else if (!graph_) {
+    graph_ = std::make_unique<at::cuda::CUDAGraph>();
+    {
+      AutocastCacheOff no_cast_cache;
+      graph_->capture_begin();
+      step_body();
+      graph_->capture_end();
+    }
+    graph_->replay();
+  } else {
+    graph_->replay();
+  }
+  const torch::Tensor values = report_.to(torch::kCPU);  // waits for the step
+  const double* v = values.data_ptr<double>();
+  DeviceStepResult result{v[0], v[1], v[2] != 0.0};
+  if (!result.skipped) ++adam_steps_;
+  return result;
+}
+
+void DeviceStep::sync_optimizer_state() {
+  for (const Group& group : groups_)
+    for (const torch::Tensor& p : group.params)
+      static_cast<torch::optim::AdamWParamState&>(*optimizer_.state().at(p.unsafeGetTensorImpl()))
+          .step(adam_steps_);
+}
+
+}  // namespace flashtrain::trainer
