@@ -9,7 +9,7 @@
 # run's records), $NAME.txt (the table), $NAME.log (the suite's output) and the
 # plots $NAME-heat_map.png and $NAME-accuracy_by_length.png.
 #
-#   [GPUS=all] [JOBS=cores] [DEADLINE=480] [NAME=suite] [FROM=earlier.tgz] \
+#   [GPUS=all] [JOBS=cores] [DEADLINE=480] [NAME=suite] [FROM=earlier.tgz] [MPS=1] \
 #     bash experiments/tasks/gpu_suite.sh [run_suite.py options] [-- overrides]
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
@@ -24,6 +24,14 @@ source tests/gpu/prebuilt_flashtrain.sh || exit 1
 GPUS="${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)}"
 JOBS="${JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"  # a run per core (nproc reads it: set after)
+# MPS (default on where the driver has it) lets the runs' small kernels share
+# the GPU at once instead of taking turns; it is a daemon of this user, stopped
+# on exit, and changes no setting of the card.
+if [ "${MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/flashtrain-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/flashtrain-mps/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d && trap 'echo quit | nvidia-cuda-mps-control' EXIT && echo "gpu_suite: MPS on"
+fi
 PYTHONUNBUFFERED=1 python3 experiments/tasks/run_suite.py --out "$DIR" --flashtrain "$FLASHTRAIN" \
   --jobs "$JOBS" --gpus "$GPUS" --deadline "${DEADLINE:-480}" --pack "$OUT/$NAME.tgz" \
   "$@" > "$OUT/$NAME.log" 2>&1

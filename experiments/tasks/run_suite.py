@@ -51,17 +51,19 @@ TASKS = ["parity", "even_pairs", "cycle_navigation", "modular_arithmetic",
          "modular_arithmetic_brackets", "majority", "majority_count", "s5", "z60"]
 
 # The model rows: flashtrain overrides on configs/tasks_parity.toml. "lstm" is
-# the papers' LSTM (plain recurrent layers and a readout), "lstm_block" the LSTM
-# inside the residual block with a feed-forward, "slstm" the sLSTM block without
-# its convolution.
+# the papers' LSTM (plain recurrent layers, each one dense head as wide as the
+# model, and a readout); gru and elman likewise. "lstm_block" is the LSTM inside
+# the residual block with a feed-forward (4 heads), "slstm" the sLSTM block
+# without its convolution.
+PLAIN = ["--model.structure=plain", "--model.n_heads=1", "--model.head_dim=0"]
 MODEL_ROWS = {
-    "lstm": ["--model.kind=lstm", "--model.structure=plain"],
+    "lstm": ["--model.kind=lstm", *PLAIN],
     "lstm_block": ["--model.kind=lstm", "--model.structure=residual"],
     "slstm": ["--model.kind=slstm", "--model.conv_kernel=0"],
     "transformer": ["--model.kind=transformer"],
     "linear_scan": ["--model.kind=linear_scan"],
-    "gru": ["--model.kind=gru", "--model.structure=plain"],
-    "elman": ["--model.kind=elman", "--model.structure=plain"],
+    "gru": ["--model.kind=gru", *PLAIN],
+    "elman": ["--model.kind=elman", *PLAIN],
 }
 
 # The xLSTM paper's recipe for its formal-language tasks (TASKS.md), as fixed

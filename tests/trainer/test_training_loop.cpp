@@ -109,8 +109,8 @@ TEST(TrainingLoop, PeakGpuMemoryIsPerLogInterval) {
     if (record["kind"] == "train") peak_gib[record["step"]] = record.at("peak_memory_gib").get<double>();
   }
   ASSERT_EQ(peak_gib.size(), 3u) << log.str();  // steps 1, 2, 4
-  EXPECT_GE(peak_gib[2], 0.5) << log.str();
-  EXPECT_LT(peak_gib[4], 0.25) << log.str();
+  // Relative to step 4: earlier tests in this process may hold device memory (op caches).
+  EXPECT_GE(peak_gib[2] - peak_gib[4], 0.45) << log.str();
   EXPECT_NE(log.str().find(" GiB"), std::string::npos) << log.str();
 }
 
