@@ -15,7 +15,10 @@ models compute what the documents say.
 Covers every block kind the models have: lstm, gru, elman and slstm (dense
 or block-diagonal input projections, any number of heads, with or without the
 feed-forward), linear_scan and transformer (rotary, causal attention), in any
-mix, with a tied or untied head. Needs numpy and safetensors only. Exit
+mix, with a tied or untied head; and plain models ("structure": "plain"):
+bare lstm, gru and elman layers, each passing h over its heads to the next,
+and the head on the last h, without norms (an export without "structure" is
+residual). Needs numpy and safetensors only. Exit
 status: 0 done, 2 bad input or an unknown block kind, 77 numpy or safetensors
 missing.
 """
@@ -33,6 +36,8 @@ except ImportError as error:  # the C++ test skips on 77
 
 RECURRENT_BLOCKS = ("lstm", "gru", "elman", "slstm")
 SUPPORTED_BLOCKS = RECURRENT_BLOCKS + ("linear_scan", "transformer")
+PLAIN_LAYERS = ("lstm", "gru", "elman")
+STRUCTURES = ("residual", "plain")
 
 
 class ExportError(Exception):
@@ -182,17 +187,23 @@ class ReferenceLM:
         self.p = params
         self.blocks = list(config["blocks"])
         self.eps = float(config["norm_eps"])
+        self.structure = config.get("structure", "residual")
+        if self.structure not in STRUCTURES:
+            raise ExportError(f"structure is {self.structure}; this reference covers {', '.join(STRUCTURES)}")
+        supported = PLAIN_LAYERS if self.plain else SUPPORTED_BLOCKS
         for index, kind in enumerate(self.blocks):
-            if kind not in SUPPORTED_BLOCKS:
+            if kind not in supported:
                 raise ExportError(f"block {index} is a {kind} block; this reference covers "
-                                  f"{', '.join(SUPPORTED_BLOCKS)} blocks")
+                                  f"{', '.join(supported)} blocks in a {self.structure} model")
         self.heads = int(config["n_heads"])
         self.head_dim = int(config["head_dim"])
         self._check_shapes()
 
     def _check_shapes(self):
         vocab, d_model = int(self.config["vocab_size"]), int(self.config["d_model"])
-        expect = {"embedding.weight": (vocab, d_model), "final_norm.weight": (d_model,)}
+        expect = {"embedding.weight": (vocab, d_model)}
+        if not self.plain:
+            expect["final_norm.weight"] = (d_model,)
         if not self.config["tie_embeddings"]:
             expect["head.weight"] = (vocab, d_model)
         for index, kind in enumerate(self.blocks):
@@ -208,6 +219,10 @@ class ReferenceLM:
                 raise ExportError(f"{name} has shape {list(self.p[name].shape)}, but config.json "
                                   f"implies {list(shape)}")
 
+    @property
+    def plain(self):
+        return self.structure == "plain"
+
     def gate_inputs(self, x, prefix, gates):
         """The recurrent blocks' input projection: [B, T, d] -> [B, T, G, N, D]."""
         weight = self.p[prefix + "wx.weight"]
@@ -219,9 +234,11 @@ class ReferenceLM:
         return y.transpose(0, 1, 3, 2, 4)
 
     def recurrent_mixer(self, kind, x, prefix):
+        """The cell's h over the heads [B, T, N*D], through out_proj unless the model is plain."""
         gates = self.p[prefix + "r"].shape[0]
         h = run_cell(kind, self.gate_inputs(x, prefix, gates), self.p[prefix + "r"], self.p[prefix + "b"])
-        return linear(h.reshape(h.shape[:2] + (-1,)), self.p[prefix + "out_proj.weight"])
+        h = h.reshape(h.shape[:2] + (-1,))
+        return h if self.plain else linear(h, self.p[prefix + "out_proj.weight"])
 
     def slstm_mixer(self, x, prefix):
         p = self.p
@@ -265,6 +282,8 @@ class ReferenceLM:
 
     def block(self, index, kind, x):
         prefix = f"blocks.{index}."
+        if self.plain:  # a bare layer: x_l = h of the cell over x_{l-1}
+            return self.recurrent_mixer(kind, x, prefix + "mixer.")
         normed = self.norm(kind, x, self.p[prefix + "mixer_norm.weight"])
         mixer = prefix + "mixer."
         if kind == "slstm":
@@ -291,7 +310,8 @@ class ReferenceLM:
         x = self.p["embedding.weight"][tokens]
         for index, kind in enumerate(self.blocks):
             x = self.block(index, kind, x)
-        x = self.norm(self.blocks[-1], x, self.p["final_norm.weight"])  # the last block's kind
+        if not self.plain:
+            x = self.norm(self.blocks[-1], x, self.p["final_norm.weight"])  # the last block's kind
         head = self.p["embedding.weight"] if self.config["tie_embeddings"] else self.p["head.weight"]
         return linear(x, head)
 

@@ -47,7 +47,8 @@ void check_tokens(const torch::Tensor& tokens, int64_t dims, int64_t vocab_size,
 }  // namespace
 
 LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(checked(options)) {
-  const BlockContext context{options_.d_model, int64_t(options_.blocks.size()), options_.norm_eps};
+  const BlockContext context{options_.d_model, int64_t(options_.blocks.size()), options_.norm_eps,
+                             options_.structure};
   embedding_ =
       register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.d_model));
   init::small_(embedding_->weight, options_.d_model);
@@ -56,9 +57,11 @@ LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(ch
     blocks_.emplace_back(kind, context, options_.block);
     block_list_->push_back(blocks_.back());
   }
-  const NormKind final_norm = options_.final_norm.value_or(blocks_.back()->norm_kind());
-  final_norm_ =
-      register_module("final_norm", Norm(options_.d_model, final_norm, options_.norm_eps));
+  if (options_.structure == Structure::kResidual) {
+    const NormKind final_norm = options_.final_norm.value_or(blocks_.back()->norm_kind());
+    final_norm_ =
+        register_module("final_norm", Norm(options_.d_model, final_norm, options_.norm_eps));
+  }
   if (!options_.tie_embeddings) {
     head_ = register_module(
         "head", torch::nn::Linear(
@@ -68,7 +71,7 @@ LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(ch
 }
 
 torch::Tensor LanguageModelImpl::logits(const torch::Tensor& hidden) {
-  const torch::Tensor normed = final_norm_(hidden);
+  const torch::Tensor normed = final_norm_ ? final_norm_(hidden) : hidden;
   return head_ ? head_(normed) : torch::linear(normed, embedding_->weight);
 }
 

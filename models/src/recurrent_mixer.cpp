@@ -46,6 +46,16 @@ int64_t resolved_head_dim(flashrnn::Cell cell, int64_t d_model, const RecurrentB
   return o.head_dim == 0 ? d_model / o.num_heads : o.head_dim;
 }
 
+// A plain layer hands its h on as the next layer's input: it must be d_model wide.
+void check_plain_width(flashrnn::Cell cell, int64_t d_model, int64_t num_heads, int64_t head_dim) {
+  if (num_heads * head_dim == d_model) return;
+  throw OptionsError("plain " + std::string(flashrnn::to_string(cell)) +
+                     " layer: num_heads x head_dim = " + std::to_string(num_heads) + " x " +
+                     std::to_string(head_dim) + " = " + std::to_string(num_heads * head_dim) +
+                     " must equal d_model (" + std::to_string(d_model) +
+                     "): its output is h over its heads, with no output projection");
+}
+
 }  // namespace
 
 RecurrentMixer::RecurrentMixer(flashrnn::Cell cell, const BlockContext& context,
@@ -56,10 +66,12 @@ RecurrentMixer::RecurrentMixer(flashrnn::Cell cell, const BlockContext& context,
       num_heads_(options.num_heads),
       head_dim_(resolved_head_dim(cell, context.d_model, options)),
       block_diagonal_(options.block_diagonal_input),
+      plain_(context.structure == Structure::kPlain),
       backend_(options.backend) {
   if (cell == flashrnn::Cell::kSlstm) {
     throw OptionsError("RecurrentMixer runs lstm, gru and elman cells; the sLSTM has SlstmMixer");
   }
+  if (plain_) check_plain_width(cell, d_model_, num_heads_, head_dim_);
   const int64_t gates = layout_.gates, heads = num_heads_, d = head_dim_;
   if (block_diagonal_) {
     wx_headwise_ = register_module("wx", HeadwiseLinear(heads, d_model_ / heads, gates * d));
@@ -75,9 +87,14 @@ RecurrentMixer::RecurrentMixer(flashrnn::Cell cell, const BlockContext& context,
   if (cell == flashrnn::Cell::kLstm || cell == flashrnn::Cell::kGru) {
     init::spaced_gate_bias_(b_, kRetainGateSlot, options.retain_bias_min, options.retain_bias_max);
   }
+  if (plain_) return;
   out_proj_ = register_module(
       "out_proj", torch::nn::Linear(torch::nn::LinearOptions(heads * d, d_model_).bias(false)));
   init::by_depth_(out_proj_->weight, d_model_, context.num_blocks);
+}
+
+torch::Tensor RecurrentMixer::output(const torch::Tensor& h) {
+  return plain_ ? h : out_proj_(h);
 }
 
 torch::Tensor RecurrentMixer::gate_inputs(const torch::Tensor& x) {
@@ -99,7 +116,7 @@ flashrnn::Options RecurrentMixer::op_options() const {
 torch::Tensor RecurrentMixer::forward(const torch::Tensor& x) {
   const flashrnn::Result result = flashrnn::flashrnn(gate_inputs(x), r_, b_, std::nullopt, op_options());
   const torch::Tensor h = result.states_all[0];  // [B, T, N, D]
-  return out_proj_(h.flatten(2));
+  return output(h.flatten(2));
 }
 
 StepOutput RecurrentMixer::forward_step(const torch::Tensor& x_t, const BlockState& state) {
@@ -109,7 +126,7 @@ StepOutput RecurrentMixer::forward_step(const torch::Tensor& x_t, const BlockSta
   const flashrnn::Result result = flashrnn::flashrnn(gate_inputs(x_t.unsqueeze(1)), r_, b_,
                                                      op_initial_states(states), op_options());
   const torch::Tensor h = result.last_states[0].squeeze(1);  // [B, N, D], Wx's dtype
-  return {out_proj_(h.flatten(1)), {{"states", carried_states(result, states)}}};
+  return {output(h.flatten(1)), {{"states", carried_states(result, states)}}};
 }
 
 BlockState RecurrentMixer::initial_state(int64_t batch, const torch::TensorOptions& options) const {
@@ -121,7 +138,7 @@ double RecurrentMixer::forward_flops_per_token(int64_t /*context*/) const {
   const double input_in = block_diagonal_ ? d_model / heads : d_model;  // per output unit
   const double input_projection = 2.0 * input_in * gates * heads * d;
   const double recurrent = 2.0 * gates * heads * d * d;
-  const double output_projection = 2.0 * heads * d * d_model;
+  const double output_projection = plain_ ? 0.0 : 2.0 * heads * d * d_model;
   return input_projection + recurrent + output_projection;
 }
 

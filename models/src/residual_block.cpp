@@ -35,6 +35,10 @@ BlockFrame frame_of(BlockKind kind, const BlockOptions& o) {
 
 std::string block_name(BlockKind kind) { return std::string(to_string(kind)) + " block"; }
 
+bool is_recurrent(BlockKind kind) {
+  return kind == BlockKind::kLstm || kind == BlockKind::kGru || kind == BlockKind::kElman;
+}
+
 std::string shape_of(const torch::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
   std::ostringstream out;
@@ -64,10 +68,22 @@ std::shared_ptr<Mixer> make_mixer(BlockKind kind, const BlockContext& context,
 
 ResidualBlockImpl::ResidualBlockImpl(BlockKind kind, const BlockContext& context,
                                      const BlockOptions& options)
-    : kind_(kind), norm_kind_(frame_of(kind, options).norm), d_model_(context.d_model) {
+    : kind_(kind),
+      norm_kind_(frame_of(kind, options).norm),
+      d_model_(context.d_model),
+      plain_(context.structure == Structure::kPlain) {
   if (context.d_model < 1) {
     throw OptionsError(block_name(kind) + ": d_model must be positive, got " +
                        std::to_string(context.d_model));
+  }
+  if (plain_) {
+    if (!is_recurrent(kind)) {
+      throw OptionsError(block_name(kind) + ": the plain structure stacks lstm, gru and elman " +
+                         "layers only; use the residual structure for " +
+                         std::string(to_string(kind)));
+    }
+    mixer_ = register_module("mixer", make_mixer(kind, context, options));
+    return;
   }
   const FeedForwardOptions ffn = frame_of(kind, options).ffn;
   if (ffn.projection_factor < 0.0) {
@@ -91,6 +107,7 @@ torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
     throw InputError(block_name(kind_) + ": x must be [batch, time >= 1, " +
                      std::to_string(d_model_) + "], got " + shape_of(x));
   }
+  if (plain_) return mixer_->forward(x);
   return add_feed_forward(x + mixer_->forward(mixer_norm_(x)));
 }
 
@@ -99,6 +116,7 @@ StepOutput ResidualBlockImpl::forward_step(const torch::Tensor& x_t, const Block
     throw InputError(block_name(kind_) + ": x_t must be [batch, " + std::to_string(d_model_) +
                      "] (one token), got " + shape_of(x_t));
   }
+  if (plain_) return mixer_->forward_step(x_t, state);
   StepOutput mixed = mixer_->forward_step(mixer_norm_(x_t), state);
   return {add_feed_forward(x_t + mixed.y), std::move(mixed.state)};
 }

@@ -99,5 +99,51 @@ TEST(TaskMetrics, PerfectPredictionsOfABatchScoreOne) {
   EXPECT_DOUBLE_EQ(total.sequence_accuracy(), 1.0);
 }
 
+TEST(TaskMetrics, CountsByLengthSplitRowsByTheirLength) {
+  const std::int32_t I = kIgnoreTarget;
+  // Four rows of a context of 4, answers last: lengths 2, 4, 2, 4 and one row
+  // of length 3 with no scored target (it counts nowhere).
+  const std::vector<std::int32_t> targets = {I, 1, I, I,   // length 2, right
+                                             I, I, I, 2,   // length 4, wrong
+                                             I, 2, I, I,   // length 2, right
+                                             I, I, I, 1,   // length 4, right
+                                             I, I, I, I};  // length 3, not scored
+  const std::vector<std::int32_t> predictions = {0, 1, 0, 0,  //
+                                                 0, 0, 0, 1,  //
+                                                 0, 2, 0, 0,  //
+                                                 0, 0, 0, 1,  //
+                                                 0, 0, 0, 0};
+  const std::vector<std::int32_t> lengths = {2, 4, 2, 4, 3};
+  const LengthCounts c =
+      count_correct_by_length(predictions.data(), targets.data(), lengths.data(), 5, 4);
+  EXPECT_EQ(c.correct, (std::vector<std::int64_t>{0, 0, 2, 0, 1}));
+  EXPECT_EQ(c.total, (std::vector<std::int64_t>{0, 0, 2, 0, 2}));
+
+  LengthCounts sum;
+  sum += c;
+  sum += c;
+  EXPECT_EQ(sum.correct, (std::vector<std::int64_t>{0, 0, 4, 0, 2}));
+  EXPECT_EQ(sum.total, (std::vector<std::int64_t>{0, 0, 4, 0, 4}));
+
+  const std::vector<std::int32_t> too_long = {2, 5, 2, 4, 3};
+  testing::expect_error<std::invalid_argument>(
+      [&] { count_correct_by_length(predictions.data(), targets.data(), too_long.data(), 5, 4); },
+      {"row 1 has length 5", "[0, 4]"});
+}
+
+TEST(TaskMetrics, CountsByLengthOfAGeneratedBatchCoverItsLengths) {
+  const TaskBatch batch = make_task_batch({Task::kParity, {}, {5, 12}}, 3, 0, 64, 12);
+  const LengthCounts c = count_correct_by_length(batch.target.data(), batch.target.data(),
+                                                 batch.length.data(), 64, 12);
+  ASSERT_EQ(c.total.size(), 13u);
+  std::int64_t total = 0;
+  for (std::size_t length = 0; length < c.total.size(); ++length) {
+    EXPECT_EQ(c.correct[length], c.total[length]) << "length " << length;
+    if (length < 5) EXPECT_EQ(c.total[length], 0) << "length " << length;
+    total += c.total[length];
+  }
+  EXPECT_EQ(total, 64);
+}
+
 }  // namespace
 }  // namespace flashtrain::data

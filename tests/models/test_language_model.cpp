@@ -377,5 +377,115 @@ TEST(LanguageModel, TinyModelFitsAFixedBatch) {
   std::printf("fit a fixed batch: loss %.3f -> %.3f in %.1f s\n", first, last, seconds);
 }
 
+// --- the plain structure: bare recurrent layers, no norms -------------------------------
+
+// vocab 11, d_model 8, an lstm, a gru and an elman layer of 2 heads x 4.
+LanguageModelOptions plain_layers(bool tie_embeddings) {
+  LanguageModelOptions o;
+  o.vocab_size = 11;
+  o.d_model = 8;
+  o.blocks = {BlockKind::kLstm, BlockKind::kGru, BlockKind::kElman};
+  o.structure = Structure::kPlain;
+  o.tie_embeddings = tie_embeddings;
+  o.block.recurrent.num_heads = 2;
+  return o;
+}
+
+TEST(PlainLanguageModel, HasOnlyTheRecurrentLayersEmbeddingAndHead) {
+  LanguageModel model(plain_layers(/*tie_embeddings=*/false));
+  const std::vector<std::string> want = {
+      "embedding.weight",         "blocks.0.mixer.r", "blocks.0.mixer.b",
+      "blocks.0.mixer.wx.weight", "blocks.1.mixer.r", "blocks.1.mixer.b",
+      "blocks.1.mixer.wx.weight", "blocks.2.mixer.r", "blocks.2.mixer.b",
+      "blocks.2.mixer.wx.weight", "head.weight"};
+  EXPECT_EQ(parameter_names(*model), want);
+  for (const ResidualBlock& block : model->blocks()) {
+    EXPECT_TRUE(block->is_plain());
+    EXPECT_FALSE(block->has_feed_forward());
+  }
+  EXPECT_EQ(model(random_tokens(3, 5, 11)).sizes(), (std::vector<int64_t>{3, 5, 11}));
+  LanguageModel tied(plain_layers(/*tie_embeddings=*/true));
+  EXPECT_EQ(parameter_names(*tied), std::vector<std::string>(want.begin(), want.end() - 1));
+}
+
+// Two one-head plain LSTM layers and an untied head are torch's two-layer
+// nn.LSTM on the embeddings followed by a linear map: no norm, residual add or
+// projection anywhere.
+TEST(PlainLanguageModel, TwoOneHeadLstmLayersAreTorchLstmAndALinearHead) {
+  torch::manual_seed(5);
+  LanguageModelOptions o = plain_layers(/*tie_embeddings=*/false);
+  o.blocks = {BlockKind::kLstm, BlockKind::kLstm};
+  o.block.recurrent.num_heads = 1;
+  LanguageModel model(o);
+  model->to(torch::kDouble);
+  perturb_parameters(*model, 0.3);
+  auto ours = model->named_parameters();
+
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(8, 8).num_layers(2).batch_first(true));
+  lstm->to(torch::kDouble);
+  {
+    torch::NoGradGuard no_grad;
+    for (int layer = 0; layer < 2; ++layer) {
+      const std::string ours_prefix = "blocks." + std::to_string(layer) + ".mixer.";
+      const std::string suffix = "_l" + std::to_string(layer);
+      lstm->named_parameters()["weight_ih" + suffix].copy_(ours[ours_prefix + "wx.weight"]);
+      lstm->named_parameters()["weight_hh" + suffix].copy_(ours[ours_prefix + "r"].view({32, 8}));
+      lstm->named_parameters()["bias_ih" + suffix].copy_(ours[ours_prefix + "b"].flatten());
+      lstm->named_parameters()["bias_hh" + suffix].zero_();
+    }
+  }
+  const torch::Tensor tokens = random_tokens(2, 9, 11);
+  const torch::Tensor h = std::get<0>(lstm(ours["embedding.weight"].index({tokens})));
+  const torch::Tensor want = torch::linear(h, ours["head.weight"]);
+  EXPECT_LT(max_abs_diff(model(tokens), want), 1e-12);
+}
+
+TEST(PlainLanguageModel, StepByStepEqualsFullSequence) {
+  for (bool tied : {true, false}) {
+    torch::manual_seed(6);
+    LanguageModel model(plain_layers(tied));
+    model->to(torch::kDouble);
+    perturb_parameters(*model, 0.2);
+    const int64_t batch = 2, steps = 9;
+    const torch::Tensor tokens = random_tokens(batch, steps, 11);
+    const torch::Tensor full = model(tokens);
+    ModelState state = model->initial_state(batch);
+    ASSERT_EQ(state.size(), 3u);
+    for (int64_t t = 0; t < steps; ++t) {
+      ModelStepOutput step = model->forward_step(tokens.select(1, t), state);
+      EXPECT_LT(max_abs_diff(step.logits, full.select(1, t)), 1e-12)
+          << "tied " << tied << " step " << t;
+      state = std::move(step.state);
+    }
+  }
+}
+
+// A plain lstm layer of 2 heads x 4 on d_model 8: input projection
+// 2 * 8 * 4*2*4 = 512 and recurrent matmul 2 * 4*2*4*4 = 256, no output projection.
+TEST(PlainLanguageModel, FlopsHaveNoOutputProjection) {
+  LanguageModelOptions o = plain_layers(false);
+  o.blocks = {BlockKind::kLstm};
+  LanguageModel model(o);
+  EXPECT_DOUBLE_EQ(model->blocks().front()->forward_flops_per_token(64), 512.0 + 256.0);
+  EXPECT_DOUBLE_EQ(model->forward_flops_per_token(64), 768.0 + 2.0 * 8 * 11);
+}
+
+TEST(PlainLanguageModel, RejectsOtherKindsAndHeadsThatDoNotMakeTheWidth) {
+  for (BlockKind kind : {BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kTransformer}) {
+    LanguageModelOptions o = plain_layers(true);
+    o.blocks = {BlockKind::kLstm, kind};
+    expect_error<OptionsError>([&] { LanguageModel{o}; },
+                               std::string(to_string(kind)) +
+                                   " block: the plain structure stacks lstm, gru and elman layers "
+                                   "only; use the residual structure for " +
+                                   std::string(to_string(kind)));
+  }
+  LanguageModelOptions o = plain_layers(true);
+  o.block.recurrent.head_dim = 3;
+  expect_error<OptionsError>([&] { LanguageModel{o}; },
+                             "plain lstm layer: num_heads x head_dim = 2 x 3 = 6 must equal "
+                             "d_model (8)");
+}
+
 }  // namespace
 }  // namespace flashtrain::models::testing

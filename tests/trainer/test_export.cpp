@@ -67,6 +67,7 @@ TEST(Export, SafetensorsReadBackEqualsTheModel) {
   EXPECT_EQ(config["vocab_size"], 32);
   EXPECT_EQ(config["d_model"], 32);
   EXPECT_EQ(config["blocks"], nlohmann::json({"lstm"}));
+  EXPECT_EQ(config["structure"], "residual");
   EXPECT_EQ(config["step"], 3);
   EXPECT_EQ(config["tokenizer"], nullptr) << "this run has no tokenizer";
   EXPECT_EQ(config["training_config"]["model"]["dim"], 32);

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "flashtrain/trainer/checkpoint_folder.h"
 #include "flashtrain_process.h"
 #include "scratch_dir.h"
@@ -107,6 +109,35 @@ TEST(FlashtrainCli, SigintSavesACheckpointAndTheSameCommandContinues) {
   EXPECT_EQ(second.status, 0) << second.output;
   EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
   EXPECT_TRUE(fs::exists(CheckpointFolder(dir / "out" / "checkpoints").path_for_step(saved->step + 2)));
+}
+
+// eval of a task checkpoint prints the answers by sequence length after its
+// summary: validation lengths 8..16, validation.steps x 4 answers in all.
+TEST(FlashtrainCli, EvalOfATaskPrintsTheAnswersByLength) {
+  ScratchDir dir;
+  auto args = tiny_task_run(dir / "out");
+  args.push_back("--model.structure=plain");
+  args.push_back("--training.steps=2");
+  args.push_back("--validation.steps=2");
+  const ProcessRun trained = run_flashtrain(args);
+  ASSERT_EQ(trained.status, 0) << trained.output;
+  args.insert(args.begin(), "eval");
+  const ProcessRun evaluated = run_flashtrain(args);
+  ASSERT_EQ(evaluated.status, 0) << evaluated.output;
+  const std::string prefix = "answers by length [length, correct, total]: ";
+  const std::size_t at = evaluated.output.find(prefix);
+  ASSERT_NE(at, std::string::npos) << evaluated.output;
+  const std::size_t start = at + prefix.size();
+  const nlohmann::json rows =
+      nlohmann::json::parse(evaluated.output.substr(start, evaluated.output.find('\n', start) - start));
+  std::int64_t answers = 0;
+  for (const nlohmann::json& row : rows) {
+    EXPECT_GE(row[0].get<std::int64_t>(), 8) << row;
+    EXPECT_LE(row[0].get<std::int64_t>(), 16) << row;
+    EXPECT_LE(row[1].get<std::int64_t>(), row[2].get<std::int64_t>()) << row;
+    answers += row[2].get<std::int64_t>();
+  }
+  EXPECT_EQ(answers, 2 * 4);
 }
 
 }  // namespace

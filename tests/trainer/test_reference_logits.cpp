@@ -45,6 +45,11 @@ const Case kCases[] = {
     {"gru_and_elman", {"--model.kind=gru,elman", "--model.n_layers=2"}},
     {"transformer", {"--model.kind=transformer"}},
     {"lstm_linear_scan_transformer", {"--model.kind=lstm,linear_scan,transformer", "--model.n_layers=3"}},
+    {"plain_lstm_two_layers_untied",
+     {"--model.structure=plain", "--model.n_layers=2", "--model.tie_embeddings=false"}},
+    // Trained longer: after 3 steps the small-init layers' logits barely vary.
+    {"plain_gru_and_elman",
+     {"--model.structure=plain", "--model.kind=gru,elman", "--model.n_layers=2", "--training.steps=30"}},
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }

@@ -12,9 +12,11 @@
 #include <numeric>
 #include <sstream>
 
+#include "flashtrain/config/json.h"
 #include "flashtrain/trainer/checkpoint_folder.h"
 #include "flashtrain/trainer/staged_directory.h"
 #include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/training_checkpoint.h"
 #include "tiny_run.h"
 
 namespace flashtrain::trainer {
@@ -221,6 +223,24 @@ TEST(TrainingLoop, ResumeRefusesAnotherModel) {
     ADD_FAILURE() << "loaded a checkpoint of another model";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("model.dim: checkpoint 32, config 64"), std::string::npos) << e.what();
+  }
+}
+
+// A checkpoint saved before a [model] key existed resumes when the config
+// leaves that key at its default (what the code did before it), not otherwise.
+TEST(TrainingLoop, ResumeTakesAMissingModelKeyAsItsDefault) {
+  config::Config config;
+  nlohmann::json saved = config::to_json(config);
+  saved["model"].erase("structure");
+  EXPECT_NO_THROW(check_same_model(saved, config, "old checkpoint"));
+  config.model.structure = "plain";
+  try {
+    check_same_model(saved, config, "old checkpoint");
+    ADD_FAILURE() << "a plain model resumed a checkpoint of residual blocks";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.structure: checkpoint (missing), config \"plain\""),
+              std::string::npos)
+        << e.what();
   }
 }
 

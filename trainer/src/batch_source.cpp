@@ -78,6 +78,7 @@ class TaskBatches final : public BatchSource {
     batch.inputs = to_device(t.input.data(), t.batch_size, t.context, device_);
     batch.targets = to_device(t.target.data(), t.batch_size, t.context, device_);
     for (std::int32_t target : t.target) batch.scored_tokens += target != data::kIgnoreTarget;
+    batch.lengths = t.length;
     return batch;
   }
 
@@ -132,8 +133,8 @@ std::unique_ptr<BatchSource> make_train_batches(const config::Config& c, std::in
                                                 torch::Device device, int rank, int world_size) {
   if (!c.data.task.empty())
     return std::make_unique<TaskBatches>(task_spec(c.data, Split::kTrain), task_stream_seed(c, Split::kTrain),
-                                         c.training.local_batch_size, c.data.seq_len, c.data.task_mask_answer,
-                                         device, rank, world_size);
+                                         c.training.local_batch_size, task_context(c.data, Split::kTrain),
+                                         c.data.task_mask_answer, device, rank, world_size);
   return std::make_unique<ShardBatches>(
       loader_options(c, c.data.train_shards, vocab_size, c.data.shuffle, rank, world_size), device, "train");
 }
@@ -143,7 +144,8 @@ std::unique_ptr<BatchSource> make_validation_batches(const config::Config& c, st
   if (!c.data.task.empty())
     return std::make_unique<TaskBatches>(task_spec(c.data, Split::kValidation),
                                          task_stream_seed(c, Split::kValidation), c.training.local_batch_size,
-                                         c.data.seq_len, c.data.task_mask_answer, device, rank, world_size);
+                                         task_context(c.data, Split::kValidation), c.data.task_mask_answer,
+                                         device, rank, world_size);
   if (c.data.val_shards.empty()) throw std::runtime_error("data.val_shards is empty: no validation data");
   return std::make_unique<ShardBatches>(
       loader_options(c, c.data.val_shards, vocab_size, /*shuffle=*/false, rank, world_size), device, "validation");

@@ -152,6 +152,8 @@ int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command)
       std::printf(" | accuracy %.4f | scaled accuracy %.4f | sequence accuracy %.4f", *r.accuracy,
                   *r.scaled_accuracy, *r.sequence_accuracy);
     std::printf("\n");
+    if (!r.answers_by_length.empty())
+      std::printf("answers by length [length, correct, total]: %s\n", answers_by_length_json(r).dump().c_str());
     return 0;
   });
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "autocast_scope.h"
@@ -40,6 +41,10 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
       const torch::Tensor targets = batch.targets.to(torch::kCPU, torch::kInt32).contiguous();
       sums.counts += data::count_correct(predictions.data_ptr<std::int32_t>(), targets.data_ptr<std::int32_t>(),
                                          targets.size(0), targets.size(1));
+      if (!batch.lengths.empty())
+        sums.by_length += data::count_correct_by_length(predictions.data_ptr<std::int32_t>(),
+                                                        targets.data_ptr<std::int32_t>(), batch.lengths.data(),
+                                                        targets.size(0), targets.size(1));
     }
   }
   if (was_training) model.train();
@@ -47,18 +52,31 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
   return sums;
 }
 
+namespace {
+
+constexpr std::size_t kScalarValues = 7;  // the fields before by_length in to_values
+
+}  // namespace
+
 std::vector<double> EvalSums::to_values() const {
-  return {loss_sum,
-          double(scored_tokens),
-          double(batches),
-          double(counts.correct_tokens),
-          double(counts.scored_tokens),
-          double(counts.correct_sequences),
-          double(counts.scored_sequences)};
+  std::vector<double> values = {loss_sum,
+                                double(scored_tokens),
+                                double(batches),
+                                double(counts.correct_tokens),
+                                double(counts.scored_tokens),
+                                double(counts.correct_sequences),
+                                double(counts.scored_sequences)};
+  for (std::size_t length = 0; length < by_length.correct.size(); ++length) {
+    values.push_back(double(by_length.correct[length]));
+    values.push_back(double(by_length.total[length]));
+  }
+  return values;
 }
 
 EvalSums EvalSums::from_values(const std::vector<double>& values) {
-  if (values.size() != 7) throw std::invalid_argument("EvalSums::from_values: expected 7 values");
+  if (values.size() < kScalarValues || (values.size() - kScalarValues) % 2 != 0)
+    throw std::invalid_argument("EvalSums::from_values: expected 7 values and a (correct, total) pair per "
+                                "length, got " + std::to_string(values.size()) + " values");
   // Counts travel as doubles: exact below 2^53.
   const auto count = [&](std::size_t i) { return static_cast<std::int64_t>(std::llround(values[i])); };
   EvalSums sums;
@@ -69,6 +87,10 @@ EvalSums EvalSums::from_values(const std::vector<double>& values) {
   sums.counts.scored_tokens = count(4);
   sums.counts.correct_sequences = count(5);
   sums.counts.scored_sequences = count(6);
+  for (std::size_t i = kScalarValues; i < values.size(); i += 2) {
+    sums.by_length.correct.push_back(count(i));
+    sums.by_length.total.push_back(count(i + 1));
+  }
   return sums;
 }
 
@@ -83,8 +105,19 @@ EvalResult summarize(const EvalSums& sums, int num_classes) {
     result.accuracy = sums.counts.token_accuracy();
     result.scaled_accuracy = data::scaled_accuracy(*result.accuracy, num_classes);
     result.sequence_accuracy = sums.counts.sequence_accuracy();
+    for (std::size_t length = 0; length < sums.by_length.total.size(); ++length) {
+      if (sums.by_length.total[length] == 0) continue;
+      result.answers_by_length.push_back(
+          {std::int64_t(length), sums.by_length.correct[length], sums.by_length.total[length]});
+    }
   }
   return result;
+}
+
+nlohmann::json answers_by_length_json(const EvalResult& result) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [length, correct, total] : result.answers_by_length) rows.push_back({length, correct, total});
+  return rows;
 }
 
 EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options) {

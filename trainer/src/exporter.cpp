@@ -24,6 +24,7 @@ nlohmann::json export_config_json(const config::Config& config, const models::La
       {"vocab_size", o.vocab_size},
       {"d_model", o.d_model},
       {"blocks", blocks},
+      {"structure", models::to_string(o.structure)},
       {"n_heads", config.model.n_heads},
       {"head_dim", config.model.resolved_head_dim()},
       {"tie_embeddings", o.tie_embeddings},

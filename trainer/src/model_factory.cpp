@@ -27,6 +27,8 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   o.d_model = m.dim;
   for (std::int64_t layer = 0; layer < m.n_layers; ++layer)
     o.blocks.push_back(models::parse_block_kind(m.layer_kind(layer)));
+  // The schema admits only these two; consistency.cpp checks the kinds of a plain model.
+  o.structure = m.structure == "plain" ? models::Structure::kPlain : models::Structure::kResidual;
   o.tie_embeddings = m.tie_embeddings;
   o.norm_eps = m.norm_eps;
 

@@ -17,6 +17,15 @@ data::TaskSpec task_spec(const config::DataConfig& d, Split split) {
   return spec;
 }
 
+std::int64_t task_context(const config::DataConfig& d, Split split) {
+  if (d.task.empty()) throw std::invalid_argument("task_context: data.task is not set");
+  return split == Split::kTrain ? d.task_train_max_len : d.task_val_max_len;
+}
+
+std::int64_t train_context(const config::Config& config) {
+  return config.data.task.empty() ? config.data.seq_len : task_context(config.data, Split::kTrain);
+}
+
 std::uint64_t task_stream_seed(const config::Config& config, Split split) {
   const auto seed = std::uint64_t(config.training.seed);
   // Any fixed odd constant works; this one (2^64 / golden ratio) spreads bits.

@@ -142,12 +142,17 @@ fs::path choose_checkpoint(const config::Config& config, const std::string& expl
 
 void check_same_model(const nlohmann::json& saved, const config::Config& config, const std::string& source) {
   const nlohmann::json current = config::to_json(config).at("model");
+  // A key newer than the checkpoint had the value of its default when it was
+  // saved (new keys default to what the code did before them, e.g. structure).
+  const nlohmann::json defaults = config::to_json(config::Config{}).at("model");
   if (!saved.contains("model")) throw std::runtime_error(source + " has no [model] section");
   std::string differences;
   for (const auto& [key, value] : current.items()) {
     const auto it = saved["model"].find(key);
     if (!shapes_the_parameters(key)) continue;
-    if (it == saved["model"].end() || *it != value)
+    const bool missing = it == saved["model"].end();
+    if (missing && value == defaults.at(key)) continue;
+    if (missing || *it != value)
       differences += "\n  model." + key + ": checkpoint " +
                      (it == saved["model"].end() ? std::string("(missing)") : it->dump()) + ", config " +
                      value.dump();

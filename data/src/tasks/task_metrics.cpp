@@ -1,5 +1,6 @@
 #include "flashtrain/data/task_metrics.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +50,36 @@ AccuracyCounts count_correct(const std::int32_t* predictions, const std::int32_t
       ++counts.scored_sequences;
       counts.correct_sequences += correct == scored;
     }
+  }
+  return counts;
+}
+
+LengthCounts& LengthCounts::operator+=(const LengthCounts& other) {
+  const std::size_t size = std::max(correct.size(), other.correct.size());
+  correct.resize(size, 0);
+  total.resize(size, 0);
+  for (std::size_t length = 0; length < other.correct.size(); ++length) {
+    correct[length] += other.correct[length];
+    total[length] += other.total[length];
+  }
+  return *this;
+}
+
+LengthCounts count_correct_by_length(const std::int32_t* predictions, const std::int32_t* targets,
+                                     const std::int32_t* lengths, std::int64_t rows, std::int64_t columns) {
+  LengthCounts counts;
+  counts.correct.assign(std::size_t(columns + 1), 0);
+  counts.total.assign(std::size_t(columns + 1), 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int32_t length = lengths[r];
+    if (length < 0 || length > columns)
+      throw std::invalid_argument("count_correct_by_length: row " + std::to_string(r) + " has length " +
+                                  std::to_string(length) + ", outside the [0, " + std::to_string(columns) +
+                                  "] tokens of a row");
+    // Each row alone: count_correct says whether it was scored and all right.
+    const AccuracyCounts row = count_correct(predictions + r * columns, targets + r * columns, 1, columns);
+    counts.total[std::size_t(length)] += row.scored_sequences;
+    counts.correct[std::size_t(length)] += row.correct_sequences;
   }
   return counts;
 }

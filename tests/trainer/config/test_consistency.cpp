@@ -51,6 +51,22 @@ TEST(Consistency, RelationsBetweenKeys) {
             "vocabulary of task s5; set 0 to use the task's");
 }
 
+// Task batches are padded to their split's max_len: data.seq_len does not bound them.
+TEST(Consistency, TaskLengthsAreNotBoundBySeqLen) {
+  EXPECT_EQ(error_of({"--data.task=parity", "--data.seq_len=16", "--data.task_val_max_len=256"}),
+            "no error");
+}
+
+TEST(Consistency, PlainStructureTakesRecurrentLayersOnly) {
+  EXPECT_EQ(error_of({"--model.structure=plain", "--model.kind=gru"}), "no error");
+  EXPECT_EQ(error_of({"--model.structure=plain", "--model.n_layers=2", "--model.kind=lstm,slstm"}),
+            "--model.kind=lstm,slstm: error: model.structure = plain stacks lstm, gru and elman layers, "
+            "but model.kind gives layer 1 the kind slstm; use model.structure = residual for slstm "
+            "blocks");
+  const std::string scan = error_of({"--model.structure=plain", "--model.kind=linear_scan"});
+  EXPECT_NE(scan.find("layer 0 the kind linear_scan"), std::string::npos) << scan;
+}
+
 TEST(Consistency, TaskLengthsTheGeneratorCannotDraw) {
   // Modular arithmetic without brackets has odd lengths only; data/ says so.
   const std::string what = error_of({"--data.task=modular_arithmetic", "--data.task_train_min_len=4",

@@ -141,9 +141,13 @@ const Malformed kCases[] = {
      "[training]\nsteps = 100\n[lr_scheduler]\ndecay = \"wsd\"\nwarmup_steps = 90\n", 5, 16,
      "lr_scheduler.warmup_steps (90) plus the wsd decay (decay_ratio x steps = 20) exceed "
      "training.steps (100)"},
-    {"TaskLongerThanContext", "[data]\ntask = \"parity\"\nseq_len = 128\n", 3, 11,
-     "data.task_val_max_len (256) exceeds data.seq_len (128), the context the sequences are padded "
-     "to"},
+    {"PlainTransformer", "[model]\nkind = \"transformer\"\nstructure = \"plain\"\n", 3, 13,
+     "model.structure = plain stacks lstm, gru and elman layers, but model.kind gives layer 0 the "
+     "kind transformer; use model.structure = residual for transformer blocks"},
+    {"PlainHeadsDoNotMakeTheWidth",
+     "[model]\nstructure = \"plain\"\ndim = 64\nn_heads = 2\nhead_dim = 16\n", 5, 12,
+     "model.n_heads x model.head_dim = 2 x 16 = 32 must equal model.dim (64) for lstm blocks, "
+     "whose heads split the state"},
     {"NoVocabularySource", "[tokenizer]\npath = \"\"\n", 2, 8,
      "model.vocab_size is 0 (take it from the tokenizer) but tokenizer.path is empty; set one of "
      "them"},

@@ -14,6 +14,21 @@ namespace {
 
 using std::to_string;
 
+// A plain model stacks bare recurrent layers; the other kinds exist only as
+// residual blocks.
+void check_plain_kinds(const ResolvedConfig& resolved) {
+  const ModelConfig& m = resolved.config.model;
+  if (m.structure != "plain") return;
+  for (std::int64_t layer = 0; layer < m.n_layers; ++layer) {
+    const std::string& kind = m.layer_kind(layer);
+    if (kind == "lstm" || kind == "gru" || kind == "elman") continue;
+    throw resolved.error_at({"model.structure", "model.kind"},
+                            "model.structure = plain stacks lstm, gru and elman layers, but model.kind "
+                            "gives layer " + to_string(layer) + " the kind " + kind +
+                                "; use model.structure = residual for " + kind + " blocks");
+  }
+}
+
 void check_blocks(const ResolvedConfig& resolved) {
   const ModelConfig& m = resolved.config.model;
   if (m.kind.size() != 1 && static_cast<std::int64_t>(m.kind.size()) != m.n_layers)
@@ -22,6 +37,7 @@ void check_blocks(const ResolvedConfig& resolved) {
                                 " block kinds but model.n_layers is " + to_string(m.n_layers) +
                                 "; give one kind for all layers or one per layer");
 
+  check_plain_kinds(resolved);
   bool uses_heads = false;  // linear-scan blocks have no heads
   std::string rnn_kind;     // a block kind that needs n_heads x head_dim == dim
   for (std::int64_t layer = 0; layer < m.n_layers; ++layer) {
@@ -53,8 +69,9 @@ data::TaskSpec task_spec(const DataConfig& d, std::int64_t min_len, std::int64_t
   return spec;
 }
 
-// One length range of a task: ordered, within the context, and one the
-// generator can draw (data/ knows each task's shortest and odd-only lengths).
+// One length range of a task: ordered, and one the generator can draw (data/
+// knows each task's shortest and odd-only lengths). Each split's batches are
+// padded to its own max_len, so data.seq_len does not bound them.
 void check_task_lengths(const ResolvedConfig& resolved, const std::string& split) {
   const DataConfig& d = resolved.config.data;
   const bool train = split == "train";
@@ -66,10 +83,6 @@ void check_task_lengths(const ResolvedConfig& resolved, const std::string& split
     throw resolved.error_at({min_key, max_key, "data.task"}, min_key + " (" + to_string(min_len) +
                                                     ") is greater than " + max_key + " (" +
                                                     to_string(max_len) + ")");
-  if (max_len > d.seq_len)
-    throw resolved.error_at({max_key, "data.seq_len", "data.task"},
-                            max_key + " (" + to_string(max_len) + ") exceeds data.seq_len (" +
-                                to_string(d.seq_len) + "), the context the sequences are padded to");
   const int shortest = data::task_min_length(data::parse_task(d.task));
   if (min_len < shortest)
     throw resolved.error_at({min_key, "data.task"},

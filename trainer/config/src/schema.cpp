@@ -84,6 +84,12 @@ Schema build_schema() {
       .key("kind", &ModelConfig::kind,
            "block kind of every layer, or a list with one kind per layer", C::one_of(model_kinds()),
            {"block", "blocks", "type", "arch", "architecture"})
+      .key("structure", &ModelConfig::structure,
+           "residual: pre-norm residual blocks (norm, mixer, residual add, feed-forward) and a "
+           "final norm; plain: bare lstm / gru / elman layers, each passing its h over the heads "
+           "(n_heads x head_dim = dim) to the next, and the head on the last h, without norms, "
+           "residual adds, feed-forwards or output projections",
+           C::one_of({"residual", "plain"}), {"layer_structure"})
       .key("dim", &ModelConfig::dim, "model (embedding) width", C::int_range(1, 1 << 16),
            {"d_model", "hidden_size", "n_embd", "embedding_dim", "width", "embed_dim"})
       .key("n_layers", &ModelConfig::n_layers, "number of blocks", C::int_range(1, 1024),
@@ -141,7 +147,8 @@ Schema build_schema() {
            "glob of the validation token shards; \"\" = none", C::none(),
            {"val", "validation_shards", "val_files", "val_glob"})
       .key("seq_len", &DataConfig::seq_len,
-           "tokens per training sequence (for a task: the context)", C::int_range(1, 1 << 24),
+           "tokens per training sequence of the shards (a task pads each split to its own "
+           "task_train_max_len / task_val_max_len instead)", C::int_range(1, 1 << 24),
            {"context_length", "block_size", "seq_length", "max_seq_len", "context", "sequence_length"})
       .key("shuffle", &DataConfig::shuffle,
            "visit the shard windows in a seeded random order (false: file order)")
@@ -151,12 +158,12 @@ Schema build_schema() {
       .key("task_train_min_len", &DataConfig::task_train_min_len,
            "task: shortest training sequence in tokens (answer included)", at_least_1)
       .key("task_train_max_len", &DataConfig::task_train_max_len,
-           "task: longest training sequence in tokens", at_least_1)
+           "task: longest training sequence in tokens; the training context", at_least_1)
       .key("task_val_min_len", &DataConfig::task_val_min_len,
            "task: shortest validation sequence (longer than training tests generalisation)",
            at_least_1)
       .key("task_val_max_len", &DataConfig::task_val_max_len,
-           "task: longest validation sequence", at_least_1)
+           "task: longest validation sequence; the validation context", at_least_1)
       .key("task_mask_answer", &DataConfig::task_mask_answer,
            "task (answer-last format): the input holds PAD where the answer is")
       .key("task_majority_alphabet", &DataConfig::task_majority_alphabet,

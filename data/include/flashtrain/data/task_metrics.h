@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace flashtrain::data {
 
@@ -25,5 +26,22 @@ struct AccuracyCounts {
 // token accuracy is answer accuracy.
 AccuracyCounts count_correct(const std::int32_t* predictions, const std::int32_t* targets,
                              std::int64_t rows, std::int64_t columns);
+
+// Accuracy by sequence length: for each length L (tokens, answer included),
+// the rows of L tokens with a scored target and those whose scored targets
+// are all right. In Format 1 that is the answer; in Format 2 every position.
+struct LengthCounts {
+  std::vector<std::int64_t> correct;  // index: the length
+  std::vector<std::int64_t> total;    // as long as `correct`
+
+  // Adds field by field; the shorter of the two is first grown with zeros.
+  LengthCounts& operator+=(const LengthCounts& other);
+};
+
+// count_correct by the row lengths `lengths` ([rows], each in [0, columns]);
+// the result has columns + 1 entries (lengths 0 .. columns). Throws
+// std::invalid_argument for a length outside [0, columns].
+LengthCounts count_correct_by_length(const std::int32_t* predictions, const std::int32_t* targets,
+                                     const std::int32_t* lengths, std::int64_t rows, std::int64_t columns);
 
 }  // namespace flashtrain::data

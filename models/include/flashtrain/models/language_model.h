@@ -1,11 +1,12 @@
 // The language model: token embedding, a stack of residual blocks of any kinds,
-// a final norm and a head tied to the embedding or not.
+// a final norm and a head tied to the embedding or not; or, with structure
+// kPlain, token embedding, plain lstm / gru / elman layers and the head, no norm.
 //
 // Parameter names (checkpoint and export keys; stable):
 //   embedding.weight        [vocab, d_model]
 //   blocks.<i>.<block parameter>   see residual_block.h and the mixer headers,
 //                                  e.g. blocks.0.mixer.r, blocks.2.ffn.up.weight
-//   final_norm.weight       [d_model]
+//   final_norm.weight       [d_model]          residual structure only
 //   head.weight             [vocab, d_model]   only when not tied
 #pragma once
 

@@ -82,21 +82,36 @@ struct BlockOptions {
   TransformerBlockOptions transformer;
 };
 
+// How the layers are built around their mixers.
+//   kResidual: pre-norm residual blocks (norm, mixer, residual add, feed-forward)
+//              and a final norm before the head, as xLSTM builds them.
+//   kPlain:    bare recurrent layers (lstm, gru, elman) whose output is the cell's
+//              h over its heads (no output projection), stacked without norms,
+//              residual adds or feed-forwards, and a head straight on the last h:
+//              the "LSTM" baseline of the formal-language papers.
+enum class Structure { kResidual, kPlain };
+
+inline const char* to_string(Structure structure) {
+  return structure == Structure::kPlain ? "plain" : "residual";
+}
+
 // What a block needs to know about the model around it: its width, the depth
-// that scales the init of output projections (xLSTM's wang init), and the
-// epsilon of every norm.
+// that scales the init of output projections (xLSTM's wang init), the epsilon
+// of every norm, and whether it is a residual block or a plain layer.
 struct BlockContext {
   int64_t d_model = 0;
   int64_t num_blocks = 1;
   double norm_eps = 1e-5;
+  Structure structure = Structure::kResidual;
 };
 
 struct LanguageModelOptions {
   int64_t vocab_size = 0;
   int64_t d_model = 0;
-  std::vector<BlockKind> blocks;       // bottom to top, any mix
+  std::vector<BlockKind> blocks;       // bottom to top, any mix (kPlain: lstm, gru, elman)
+  Structure structure = Structure::kResidual;
   bool tie_embeddings = true;          // the head reuses embedding.weight
-  std::optional<NormKind> final_norm;  // unset: the norm kind of the last block
+  std::optional<NormKind> final_norm;  // unset: the norm kind of the last block; kPlain: none
   double norm_eps = 1e-5;              // every norm of the model
   BlockOptions block;
 };

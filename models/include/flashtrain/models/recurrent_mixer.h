@@ -1,5 +1,7 @@
 // The mixer of the LSTM, GRU and Elman blocks: input projection to the cell's
 // gates with N heads, the recurrent op (flashrnn::flashrnn), output projection.
+// In a plain model (BlockContext::structure kPlain) it is the whole layer and
+// has no output projection: its output is h over the heads, N*D = d_model wide.
 #pragma once
 
 #include <torch/nn/modules/linear.h>
@@ -15,7 +17,7 @@ namespace flashtrain::models {
 //   "wx.weight"        dense [G*N*D, d_model], or block-diagonal [N, G*D, d_model/N]
 //   "r"                [G, N, D, D]   the recurrent matrices
 //   "b"                [Gb, N, D]     the cell's biases
-//   "out_proj.weight"  [d_model, N*D]
+//   "out_proj.weight"  [d_model, N*D]   (not in a plain model)
 // State: "states" [B, S, N, D].
 class RecurrentMixer : public Mixer {
  public:
@@ -32,11 +34,14 @@ class RecurrentMixer : public Mixer {
   // [B, T, d_model] -> Wx [B, T, G, N, D].
   torch::Tensor gate_inputs(const torch::Tensor& x);
   flashrnn::Options op_options() const;
+  // h [.., N*D] -> the mixer's output: out_proj(h), or h itself when plain.
+  torch::Tensor output(const torch::Tensor& h);
 
   flashrnn::Cell cell_;
   flashrnn::CellLayout layout_;
   int64_t d_model_, num_heads_, head_dim_;
   bool block_diagonal_;
+  bool plain_;
   flashrnn::Backend backend_;
   torch::nn::Linear wx_dense_{nullptr};
   HeadwiseLinear wx_headwise_{nullptr};

@@ -1,5 +1,7 @@
 // A pre-norm residual block as xLSTM builds them:
 //   h = x + mixer(mixer_norm(x));  y = h + ffn(ffn_norm(h))  (when it has a ffn)
+// or, in a plain model (BlockContext::structure kPlain), the bare mixer of an
+// lstm, gru or elman layer: y = mixer(x), its h over the heads.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -23,7 +25,7 @@ std::shared_ptr<Mixer> make_mixer(BlockKind kind, const BlockContext& context,
                                   const BlockOptions& options);
 
 // Parameters: "mixer_norm.weight", "mixer.*" (see the mixer's header), and with
-// a feed-forward "ffn_norm.weight", "ffn.{gate,up,down}.weight".
+// a feed-forward "ffn_norm.weight", "ffn.{gate,up,down}.weight". Plain: "mixer.*" only.
 class ResidualBlockImpl : public torch::nn::Module {
  public:
   ResidualBlockImpl(BlockKind kind, const BlockContext& context, const BlockOptions& options);
@@ -37,8 +39,9 @@ class ResidualBlockImpl : public torch::nn::Module {
   double forward_flops_per_token(int64_t context) const;
 
   BlockKind kind() const { return kind_; }
-  NormKind norm_kind() const { return norm_kind_; }
+  NormKind norm_kind() const { return norm_kind_; }  // of its norms (a plain layer has none)
   bool has_feed_forward() const { return !ffn_.is_empty(); }
+  bool is_plain() const { return plain_; }
 
  private:
   torch::Tensor add_feed_forward(const torch::Tensor& h);
@@ -46,6 +49,7 @@ class ResidualBlockImpl : public torch::nn::Module {
   BlockKind kind_;
   NormKind norm_kind_;
   int64_t d_model_;
+  bool plain_;
   Norm mixer_norm_{nullptr};
   std::shared_ptr<Mixer> mixer_;
   Norm ffn_norm_{nullptr};

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <torch/types.h>
@@ -17,6 +18,7 @@ struct Batch {
   torch::Tensor inputs;   // [B, T] int64
   torch::Tensor targets;  // [B, T] int64; data::kIgnoreTarget (-100) where no loss is taken
   std::int64_t scored_tokens = 0;  // targets that are not ignored (counted on the host)
+  std::vector<std::int32_t> lengths;  // tasks: tokens of each sequence (answer included); shards: empty
 };
 
 class BatchSource {
@@ -31,9 +33,11 @@ class BatchSource {
   virtual std::string describe() const = 0;
 };
 
-// Training batches of training.local_batch_size sequences of data.seq_len:
-// the shard loader over data.train_shards (seed training.seed, data.shuffle),
-// or the task generator when data.task is set. Rank `rank` of `world_size`
+// Training batches of training.local_batch_size sequences of
+// train_context(config) tokens (task_setup.h): the shard loader over
+// data.train_shards (seed training.seed, data.shuffle), windows of
+// data.seq_len, or the task generator when data.task is set, padded to
+// data.task_train_max_len. Rank `rank` of `world_size`
 // gets its own disjoint slice: each micro-step takes the next world_size x B
 // samples of one global stream and rank r the r-th B of them. The cursor
 // counts the samples of all ranks, so it is the same on every rank and a
@@ -42,7 +46,8 @@ std::unique_ptr<BatchSource> make_train_batches(const config::Config& config, st
                                                 torch::Device device, int rank = 0, int world_size = 1);
 
 // Validation batches, the same ones at every call: data.val_shards in file
-// order, or the task's validation stream and lengths. Like training data they
+// order, or the task's validation stream and lengths padded to
+// data.task_val_max_len. Like training data they
 // are indexed globally (rank r takes its local batch after those of ranks
 // before it), so the validation set -- validation.steps global batches -- is
 // the same rows on any number of ranks.

@@ -6,9 +6,12 @@
 // evaluating every slice.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "flashtrain/data/task_metrics.h"
 #include "flashtrain/models/language_model.h"
@@ -30,6 +33,10 @@ struct EvalResult {
   std::optional<double> accuracy;         // tasks: fraction of scored tokens predicted exactly
   std::optional<double> scaled_accuracy;  // tasks: (accuracy - 1/C) / (1 - 1/C)
   std::optional<double> sequence_accuracy;
+  // Tasks: (length, correct, total) for each sequence length that occurred,
+  // shortest first; a sequence is correct when every scored target in it is
+  // (answer-last tasks: its answer).
+  std::vector<std::array<std::int64_t, 3>> answers_by_length;
 };
 
 // What a set of batches adds up to; sums over ranks add field by field.
@@ -38,8 +45,14 @@ struct EvalSums {
   std::int64_t scored_tokens = 0;
   std::int64_t batches = 0;
   data::AccuracyCounts counts;  // tasks only (EvalOptions::num_classes > 0)
+  data::LengthCounts by_length;  // tasks only; lengths up to the validation context
 
-  std::vector<double> to_values() const;  // for a sum over ranks
+  // For a sum over ranks: the 7 scalars above, then (correct, total) of each
+  // length 0, 1, ... in by_length. Every rank evaluates batches of one context,
+  // so every rank's vector has the same size and the sum keeps its layout;
+  // from_values reads the number of lengths from the size.
+  std::vector<double> to_values() const;
+  // Throws std::invalid_argument for a size that is not 7 + 2 x lengths.
   static EvalSums from_values(const std::vector<double>& values);
 };
 
@@ -49,6 +62,10 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
 // Loss, perplexity and (num_classes > 0) accuracies of the sums; throws
 // std::runtime_error if no token was scored.
 EvalResult summarize(const EvalSums& sums, int num_classes);
+
+// [[length, correct, total], ...] of result.answers_by_length, for the JSON
+// record of a validation; empty for language modelling.
+nlohmann::json answers_by_length_json(const EvalResult& result);
 
 // evaluate_sums, then summarize: one process.
 EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options);

@@ -15,6 +15,16 @@ enum class Split { kTrain, kValidation };
 // splits, so train and validation share one vocabulary. data.task must be set.
 data::TaskSpec task_spec(const config::DataConfig& data, Split split);
 
+// The context a split's task batches are padded to: the split's longest
+// sequence (data.task_train_max_len or data.task_val_max_len). The models are
+// causal and each answer sits at its sequence's last position, so padding
+// further would change no score, only the cost. data.task must be set.
+std::int64_t task_context(const config::DataConfig& data, Split split);
+
+// Tokens per training sequence: task_context(kTrain) for a task, data.seq_len
+// for token shards (what tokens_per_step and FLOPs per token count).
+std::int64_t train_context(const config::Config& config);
+
 // The sample stream of a split: training draws from training.seed, validation
 // from a stream derived from it that training never reads.
 std::uint64_t task_stream_seed(const config::Config& config, Split split);

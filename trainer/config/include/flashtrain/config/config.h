@@ -26,6 +26,9 @@ struct JobConfig {
 struct ModelConfig {
   // One entry: every layer has that kind; otherwise one entry per layer.
   std::vector<std::string> kind = {"lstm"};
+  // "residual": pre-norm residual blocks and a final norm; "plain": bare
+  // lstm / gru / elman layers (h over the heads) and the head, no norms.
+  std::string structure = "residual";
   std::int64_t dim = 768;
   std::int64_t n_layers = 12;
   std::int64_t n_heads = 12;
