@@ -149,7 +149,7 @@ void Trainer::Impl::build() {
   parameters = model->parameters();
   optimizer = make_adamw(*model, config.optimizer);
   batches = make_train_batches(config, vocab_size, device, world.rank, world.size);
-  tokens_per_step = accumulation * config.training.local_batch_size * config.data.seq_len * world.size;
+  tokens_per_step = accumulation * config.training.local_batch_size * train_context(config) * world.size;
   if (world.distributed()) {
     // Every rank must build the same model from the same resolved config.
     std::int64_t parameter_count = 0;
@@ -162,7 +162,7 @@ void Trainer::Impl::build() {
     buckets.first_bucket_bytes = std::min<std::int64_t>(buckets.bucket_bytes, 1 << 20);
     reducer = std::make_unique<distributed::Reducer>(parameters, names, world.comm, buckets);
   }
-  flops_per_token = model->training_flops_per_token(config.data.seq_len);
+  flops_per_token = model->training_flops_per_token(train_context(config));
   peak_flops = device_peak(device, bf16, &device_name);
   choose_step_mode();
 }
@@ -299,7 +299,7 @@ void Trainer::Impl::report_start() {
       << format_rate(flops_per_token).c_str() << " training FLOPs/token\n"
       << models::format_parameter_counts(models::count_parameters_by_group(*model)) << "data: "
       << batches->describe() << "\n"
-      << "batch: " << config.training.local_batch_size << " x " << config.data.seq_len << " tokens x "
+      << "batch: " << config.training.local_batch_size << " x " << train_context(config) << " tokens x "
       << accumulation << " accumulation" << (world.distributed() ? " x " + std::to_string(world.size) + " ranks" : "")
       << " = " << tokens_per_step << " tokens per step; " << config.training.steps << " steps\n";
   if (world.distributed())
@@ -470,6 +470,7 @@ EvalResult Trainer::Impl::validate() {
     record["accuracy"] = *result.accuracy;
     record["scaled_accuracy"] = *result.scaled_accuracy;
     record["sequence_accuracy"] = *result.sequence_accuracy;
+    record["answers_by_length"] = answers_by_length_json(result);
   }
   std::snprintf(text, sizeof text, " (%.1f s)", seconds_since(start));
   log << line << text << std::endl;
