@@ -28,7 +28,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl"
     f.write(json.dumps({"run": os.path.basename(folder), "argv": sys.argv[1:],
                         "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", "none")}) + "\n")
 task, model = args["data.task"], args["model.kind"]
-if args.get("model.structure") == "residual":
+if model == "lstm" and args.get("model.structure") == "residual":
     model = "lstm_block"
 lr, seed, steps = float(args["optimizer.lr"]), int(args["training.seed"]), int(args["training.steps"])
 if task == "s5" and model == "slstm":
@@ -100,6 +100,26 @@ class Helpers(unittest.TestCase):
         self.assertFalse(any("target_loss" in o for o in no_target))
         self.assertIn("--model.conv_kernel=0", no_target)
         self.assertIn("--lr_scheduler.min_lr_ratio=0.1", no_target)
+
+    def test_the_shipped_config_is_the_recipe(self):
+        # configs/tasks_parity.toml and RECIPE describe one recipe: every pinned
+        # override, the lstm row and a 10000-step run at lr 1e-3 equal the config.
+        try:
+            import tomllib
+        except ImportError:
+            self.skipTest("tomllib needs Python >= 3.11")
+        with open(os.path.join(run_suite.REPO, "configs", "tasks_parity.toml"), "rb") as f:
+            config = tomllib.load(f)
+        run = {"task": "parity", "model": "lstm", "lr": 1e-3, "seed": 42, "steps": 10000}
+        for override in run_suite.run_overrides(run, 1e-4, 0, []):
+            key, value = override[2:].split("=", 1)
+            section, name = key.split(".")
+            if key in ("validation.every", "checkpoint.interval", "checkpoint.keep_last"):
+                continue  # the suite validates and saves its own way
+            self.assertIn(name, config[section], override)
+            expected = config[section][name]
+            parsed = type(expected)(float(value) if isinstance(expected, (int, float)) else value)
+            self.assertEqual(parsed, expected, override)
 
     def test_read_metrics_restart_and_early_stop(self):
         with tempfile.TemporaryDirectory() as d:
@@ -189,7 +209,8 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual((failed["max"], failed["finished"], failed["planned"]), (None, 0, 4))
         self.assertTrue(all(r["status"].startswith("failed (exit 3")
                             for r in suite["runs"] if r["task"] == "s5" and r["model"] == "slstm"))
-        self.assertEqual(suite["models"]["slstm"], ["--model.kind=slstm", "--model.conv_kernel=0"])
+        self.assertEqual(suite["models"]["slstm"], run_suite.MODEL_ROWS["slstm"])
+        self.assertIn("--model.structure=residual", suite["models"]["slstm"])
         self.assertEqual(suite["recipe"]["extra"], ["--metrics.log_every=5"])
         self.assertIn("selection", suite)
 

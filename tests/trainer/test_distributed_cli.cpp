@@ -97,11 +97,11 @@ TEST(DistributedCli, TwoRanksMatchOneProcessWithTheSameGlobalBatch) {
   ScratchDir dir;
   const ProcessRun one = run_flashtrain(run_args(dir / "one", 6, 1));
   ASSERT_EQ(one.status, 0) << one.output;
-  EXPECT_NE(one.output.find("4 x 16 tokens x 2 accumulation = "), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("4 x 8 tokens x 2 accumulation = "), std::string::npos) << one.output;
   const ProcessRun two = run_flashtrain(run_args(dir / "two", 6, 2));
   ASSERT_EQ(two.status, 0) << two.output;
   EXPECT_NE(two.output.find("starting 2 ranks on this machine"), std::string::npos) << two.output;
-  EXPECT_NE(two.output.find("4 x 16 tokens x 1 accumulation x 2 ranks = "), std::string::npos) << two.output;
+  EXPECT_NE(two.output.find("4 x 8 tokens x 1 accumulation x 2 ranks = "), std::string::npos) << two.output;
   EXPECT_NE(two.output.find("data parallel: 2 ranks (store)"), std::string::npos) << two.output;
   // Only rank 0 logs.
   EXPECT_EQ(two.output.find("step 6/6"), two.output.rfind("step 6/6")) << two.output;
