@@ -96,6 +96,9 @@ std::string rank_prefix() {
 }
 
 int main(int argc, char** argv) {
+  // Each progress line reaches a log file or pipe as it is written, not when
+  // a buffer fills (minutes into a run whose stdout is a file).
+  std::cout << std::unitbuf;
   try {
     return run(argc, argv);
   } catch (const flashtrain::trainer::UsageError& e) {

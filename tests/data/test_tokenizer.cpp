@@ -117,6 +117,8 @@ TEST_F(TokenizerTest, TrainingErrorsAreClear) {
 TEST_F(TokenizerTest, LoadingSomethingElseIsAClearError) {
   expect_error<DataError>([&] { Tokenizer{dir_->file("none.model")}; }, {"cannot load tokenizer model", "none.model"});
   expect_error<DataError>([&] { Tokenizer{files_[0]}; }, {"cannot load tokenizer model", "text0.txt"});
+  testing::write_bytes(dir_->file("empty.model"), {});
+  expect_error<DataError>([&] { Tokenizer{dir_->file("empty.model")}; }, {"cannot load tokenizer model", "empty.model"});
 }
 
 }  // namespace

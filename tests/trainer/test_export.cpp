@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -142,6 +143,9 @@ TEST(TensorFile, RoundTripsDtypesAndRejectsMismatchedModels) {
   expect_error({{"weight", torch::zeros({3, 2})}, {"bias", torch::zeros({3})}, {"extra", torch::zeros({1})}},
                "unexpected extra");
   expect_error({{"weight", torch::zeros({2, 3})}, {"bias", torch::zeros({3})}}, "weight is");
+  // Weights a diverged run saved: an error naming the tensor, not "loss nan".
+  expect_error({{"weight", torch::ones({3, 2})}, {"bias", torch::tensor({0.0f, NAN, INFINITY})}},
+               "source.safetensors: bias holds 2 non-finite values");
   load_parameters(*layer, {{"weight", torch::ones({3, 2})}, {"bias", torch::zeros({3})}}, "ok");
   EXPECT_TRUE(torch::equal(layer->weight, torch::ones({3, 2})));
 }

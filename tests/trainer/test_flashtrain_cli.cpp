@@ -111,6 +111,34 @@ TEST(FlashtrainCli, SigintSavesACheckpointAndTheSameCommandContinues) {
   EXPECT_TRUE(fs::exists(CheckpointFolder(dir / "out" / "checkpoints").path_for_step(saved->step + 2)));
 }
 
+// Waits up to a minute for `words` in the file `log`.
+bool appears_in(const fs::path& log, const std::string& words) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (read_file(log).find(words) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// With stdout a file, the banner is there while the run goes on (a buffer
+// would hold it until it filled); a second run on the same folder stops at
+// once naming the first one's pid, and leaves the first one's files alone.
+TEST(FlashtrainCli, ALogFileShowsTheRunAsItGoesAndTheFolderHasOneRun) {
+  ScratchDir dir;
+  auto args = tiny_task_run(dir / "out");
+  args.push_back("--training.steps=1000000");
+  args.push_back("--metrics.log_every=1000000");  // the banner and step 1 only
+  const pid_t pid = start(args, dir / "first.log");
+  const bool banner = appears_in(dir / "first.log", "starting from scratch");
+  const ProcessRun second = run_flashtrain(args);
+  ::kill(pid, SIGKILL);
+  wait_for(pid);
+  EXPECT_TRUE(banner) << read_file(dir / "first.log");
+  expect_clean_error(second, 1, "another flashtrain run (pid " + std::to_string(pid) + ") is training in ");
+  EXPECT_EQ(second.output.find("starting from scratch"), std::string::npos) << second.output;
+}
+
 // eval of a task checkpoint prints the answers by sequence length after its
 // summary: validation lengths 8..16, validation.steps x 4 answers in all.
 TEST(FlashtrainCli, EvalOfATaskPrintsTheAnswersByLength) {

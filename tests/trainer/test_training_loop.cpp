@@ -181,6 +181,40 @@ TEST(TrainingLoop, InterruptedAndCorruptSavesAreIgnoredOnResume) {
   EXPECT_EQ(steps, (std::vector<std::int64_t>{6, 12}));
 }
 
+// When every checkpoint of a run fails its check, the run stops with an error
+// naming the checkpoint, what is wrong and the ways on, and moves nothing;
+// --checkpoint.resume=none then starts over with the bad one set aside.
+TEST(TrainingLoop, OnlyCheckpointCorruptStopsInsteadOfStartingOver) {
+  TinyRun run;
+  train(run.config({"--training.steps=6"}));
+  const CheckpointFolder folder(run.dir() / "out" / "checkpoints");
+  const fs::path weights = folder.path_for_step(6) / "model.safetensors";
+  std::string bytes = testing::read_file(weights);
+  for (std::size_t i = 0; i < 8; ++i) bytes[bytes.size() / 2 + i] ^= 0x5a;
+  testing::write_file(weights, bytes);
+  try {
+    Trainer trainer(run.config({"--training.steps=12"}), std::cout);
+    ADD_FAILURE() << "trained over a run whose only checkpoint is corrupt";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no usable checkpoint in " + folder.path().string()), std::string::npos) << what;
+    EXPECT_NE(what.find("step_00000006: "), std::string::npos) << what;
+    EXPECT_NE(what.find("model.safetensors"), std::string::npos) << what;
+    EXPECT_NE(what.find("--checkpoint.resume=none"), std::string::npos) << what;
+    EXPECT_NE(what.find("--checkpoint.resume=PATH"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(fs::exists(weights)) << "the corrupt checkpoint was moved";
+  EXPECT_EQ(testing::read_file(weights), bytes);
+
+  std::ostringstream log;
+  Trainer over(run.config({"--training.steps=12", "--checkpoint.resume=none"}), log);
+  EXPECT_EQ(over.step(), 0);
+  EXPECT_NE(log.str().find("starting over: the unusable " + folder.path_for_step(6).string()), std::string::npos)
+      << log.str();
+  EXPECT_EQ(testing::read_file(folder.path() / "step_00000006.invalid-0" / "model.safetensors"), bytes);
+  EXPECT_TRUE(folder.complete().empty());
+}
+
 TEST(TrainingLoop, KeepsTheLastKCheckpoints) {
   TinyRun run;
   train(run.config({"--training.steps=12", "--checkpoint.interval=3", "--checkpoint.keep_last=2"}));

@@ -83,6 +83,13 @@ void load_parameters(torch::nn::Module& model, const std::map<std::string, torch
       throw std::runtime_error(source + ": " + item.key() + " is " + c10::toString(stored.scalar_type()) + " " +
                                c10::str(stored.sizes()) + "; the model has " + c10::toString(p.scalar_type()) +
                                " " + c10::str(p.sizes()));
+    if (stored.is_floating_point()) {
+      const std::int64_t bad = stored.numel() - torch::isfinite(stored).sum().item<std::int64_t>();
+      if (bad > 0)
+        throw std::runtime_error(source + ": " + item.key() + " holds " + std::to_string(bad) +
+                                 " non-finite values (NaN or inf): these weights cannot be trained on, evaluated "
+                                 "or exported; use an earlier checkpoint");
+    }
     p.copy_(stored);
   }
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -29,6 +30,7 @@
 #include "flashtrain/trainer/optimizer.h"
 #include "flashtrain/trainer/peak_flops.h"
 #include "flashtrain/trainer/progress.h"
+#include "flashtrain/trainer/run_folder.h"
 #include "flashtrain/trainer/staged_directory.h"
 #include "flashtrain/trainer/stop_signal.h"
 #include "flashtrain/trainer/task_setup.h"
@@ -40,6 +42,10 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Parameters from which training.device = auto landing on the CPU gets a
+// warning (the quickstart's model has ~1M; the LM configs' ~36-125M).
+constexpr std::int64_t kLargeForTheCpu = 10'000'000;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -67,6 +73,7 @@ struct Trainer::Impl {
   // gives the other ranks a log that discards).
   Impl(const config::ResolvedConfig& r, std::ostream& out, World w)
       : resolved(r), config(resolved.config), log(out), world(std::move(w)),
+        run_lock(world.is_rank0() ? std::make_unique<RunFolderLock>(config.job.dump_folder) : nullptr),
         guard(config.training.max_nonfinite_steps), schedule(config), folder(checkpoint_folder_path(config)),
         metrics(world.is_rank0() ? metrics_path(config) : std::string()) {}
 
@@ -88,6 +95,8 @@ struct Trainer::Impl {
   const config::Config& config;
   std::ostream& log;
   World world;
+  // Rank 0 holds the run folder: a second run there stops at once.
+  std::unique_ptr<RunFolderLock> run_lock;
 
   torch::Device device{torch::kCPU};
   bool bf16 = false;
@@ -133,6 +142,10 @@ struct Trainer::Impl {
 
 void Trainer::Impl::build() {
   config::check_world_size(resolved, world.size);
+  // Inputs and outputs before anything trains: a bad shard, tokenizer or an
+  // unwritable checkpoint folder stops the run now, not at step 100.
+  check_run_inputs(resolved);
+  if (world.is_rank0() && config.checkpoint.enable) check_writable(folder.path(), "checkpoint.folder");
   accumulation = config::accumulation_steps(config, world.size);
   device = world.device;
   bf16 = config.training.mixed_precision == "bf16";
@@ -183,6 +196,18 @@ void Trainer::Impl::choose_step_mode() {
   device_step_options = DeviceStepOptions{bf16, config.training.grad_clip, /*graph=*/true};
 }
 
+namespace {
+// The error of a run whose folder holds checkpoints, none of them usable.
+std::string no_usable_checkpoint_message(const fs::path& folder, const std::vector<SkippedCheckpoint>& skipped) {
+  std::string text = "no usable checkpoint in " + folder.string() + ":";
+  for (const SkippedCheckpoint& s : skipped) text += "\n  " + s.entry.path.filename().string() + ": " + s.reason;
+  return text +
+         "\nNothing was changed. To start this run over, pass --checkpoint.resume=none (the unusable checkpoints "
+         "are kept, renamed to step_N.invalid-K); to continue from another checkpoint, pass "
+         "--checkpoint.resume=PATH (a step_N directory).";
+}
+}  // namespace
+
 // Rank 0 alone decides (it may move unusable checkpoints aside); the others
 // load what it chose.
 std::optional<fs::path> Trainer::Impl::choose_resume_source(bool* verified) {
@@ -195,6 +220,10 @@ std::optional<fs::path> Trainer::Impl::choose_resume_source(bool* verified) {
     if (const auto latest = folder.latest_valid(&skipped)) {
       source = latest->path;
       *verified = true;  // latest_valid() checked the checksums already
+    } else if (!folder.complete().empty()) {
+      // Every finished checkpoint fails its check: starting over would
+      // silently throw away the run. The user decides; nothing is moved.
+      throw std::runtime_error(no_usable_checkpoint_message(folder.path(), skipped));
     }
     // Newer but unusable: set aside, so that saves and keep-last-k see only
     // the checkpoints this run continues.
@@ -204,14 +233,20 @@ std::optional<fs::path> Trainer::Impl::choose_resume_source(bool* verified) {
   } else if (resume != "none") {
     source = fs::path(resume);
   }
-  if (!source) {
-    const auto existing = folder.complete();
-    if (config.checkpoint.enable && !existing.empty())
+  if (!source && config.checkpoint.enable) {
+    // resume = none: an earlier run's usable checkpoints are never trained
+    // over; unusable ones (every one failing its check) are set aside.
+    std::vector<SkippedCheckpoint> skipped;
+    if (const auto usable = folder.latest_valid(&skipped))
       throw std::runtime_error("checkpoint.resume is none, but " + folder.path().string() +
-                               " holds checkpoints of an earlier run (newest: " +
-                               existing.back().path.filename().string() +
+                               " holds checkpoints of an earlier run (newest usable: " +
+                               usable->path.filename().string() +
                                "); resume them (checkpoint.resume = latest), move them away, or set another "
                                "job.dump_folder");
+    for (const SkippedCheckpoint& s : skipped)
+      if (fs::exists(s.entry.path / kManifestFile))
+        log << "starting over: the unusable " << s.entry.path.string() << " (" << s.reason << ") moved to "
+            << folder.set_aside(s.entry.path).string() << "\n";
   }
   return source;
 }
@@ -240,6 +275,9 @@ void Trainer::Impl::resume() {
   last_saved_step = progress.step;
   log << "resumed from " << source->string() << " at step " << progress.step << " (" << progress.tokens_seen
       << " tokens seen)\n";
+  if (const std::int64_t dropped = metrics.drop_after(progress.step))
+    log << "metrics: dropped " << dropped << " records of steps after " << progress.step
+        << " (trained again from this checkpoint)\n";
   for (const std::string& change : config_changes(contents.config, config))
     log << "  config changed since that checkpoint: " << change << "\n";
   // An explicitly named checkpoint may be older than the run's newest: saving
@@ -307,6 +345,15 @@ void Trainer::Impl::report_start() {
         << reducer->plan().buckets.size() << " gradient buckets of up to " << config.parallelism.bucket_size_mb
         << " MiB; rank 0 logs and writes checkpoints\n";
   if (metrics.enabled()) log << "metrics: " << metrics.path() << "\n";
+  // A model this size on the CPU takes hours a step count a GPU does in
+  // minutes; "auto" fell back without the user asking for it.
+  std::int64_t parameter_count = 0;
+  for (const auto& p : parameters) parameter_count += p.numel();
+  if (config.training.device == "auto" && device.is_cpu() && parameter_count >= kLargeForTheCpu)
+    log << "warning: training.device = auto found no GPU, so this " << std::fixed << std::setprecision(1)
+        << double(parameter_count) / 1e6 << std::defaultfloat
+        << "M-parameter model trains on the CPU, which is slow for its size; set training.device = cpu to "
+           "train here anyway, or run on a machine with a GPU\n";
 }
 
 StepReport Trainer::Impl::train_step() {

@@ -1,6 +1,7 @@
 // Relations between keys, the world size at start-up, and the input files.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,16 @@ TEST(InputFiles, MissingFilesAreErrorsAtTheirKeys) {
     } catch (const ConfigError& e) {
       EXPECT_EQ(std::string(e.what()), c.flag + ": error: " + c.what);
     }
+  }
+  // The LM configs' corpus, not built: the error says how to build it and
+  // points at the quickstart (ctest runs in the build tree, which has no .data).
+  ASSERT_FALSE(std::filesystem::exists(".data/corpus"));
+  try {
+    check_input_files(load_config_text("[tokenizer]\npath = \".data/corpus/tokenizer.model\"\n", "c.toml"));
+    ADD_FAILURE() << "no error for the missing corpus";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bash data/corpus/build_corpus.sh"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("configs/quickstart.toml"), std::string::npos) << e.what();
   }
   // From the file: the position of the value.
   try {

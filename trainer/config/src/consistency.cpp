@@ -211,21 +211,35 @@ std::int64_t accumulation_steps(const Config& config, std::int64_t world_size) {
   return t.global_batch_size == 0 ? 1 : t.global_batch_size / (t.local_batch_size * world_size);
 }
 
+namespace {
+
+// What to do when a file of the full offline corpus (.data/corpus, which the
+// LM configs name and setup.sh does not build) is missing; "" for other paths.
+std::string missing_corpus_hint(const std::string& path) {
+  if (path.rfind(".data/corpus/", 0) != 0) return "";
+  return "; the full offline corpus is not built: bash data/corpus/build_corpus.sh makes .data/corpus "
+         "(English text from Debian packages, ~39 M tokens; it downloads the packages and trains the "
+         "tokenizer), or try flashtrain --config configs/quickstart.toml on the small corpus setup.sh built";
+}
+
+}  // namespace
+
 void check_input_files(const ResolvedConfig& resolved) {
   namespace fs = std::filesystem;
   const Config& c = resolved.config;
   std::error_code ignored;
   if (c.data.task.empty()) {
     if (!c.tokenizer.path.empty() && !fs::is_regular_file(c.tokenizer.path, ignored))
-      throw resolved.error_at({"tokenizer.path"}, "tokenizer.path '" + c.tokenizer.path +
-                                                      "' is not a file");
+      throw resolved.error_at({"tokenizer.path"}, "tokenizer.path '" + c.tokenizer.path + "' is not a file" +
+                                                      missing_corpus_hint(c.tokenizer.path));
     for (const auto& [key, pattern] : {std::pair{"data.train_shards", &c.data.train_shards},
                                        std::pair{"data.val_shards", &c.data.val_shards}}) {
       if (pattern->empty()) continue;
       try {
         data::find_shards(*pattern);
       } catch (const data::DataError&) {
-        throw resolved.error_at({key}, std::string("no file matches ") + key + " '" + *pattern + "'");
+        throw resolved.error_at({key}, std::string("no file matches ") + key + " '" + *pattern + "'" +
+                                           missing_corpus_hint(*pattern));
       }
     }
   }

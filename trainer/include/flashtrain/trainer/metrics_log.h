@@ -3,6 +3,7 @@
 // continues the same file. Records carry "kind" ("train", "val", "event").
 #pragma once
 
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -17,6 +18,12 @@ class MetricsLog {
   explicit MetricsLog(const std::string& path);
 
   void write(const nlohmann::json& record);
+
+  // For a run resumed at `step`: rewrites the file (atomically) without the
+  // records of later steps, which the resumed run trains again, and without
+  // lines a kill cut off, so the file keeps one record per step and kind.
+  // Records without a step (a run's start) stay. Returns the lines dropped.
+  std::int64_t drop_after(std::int64_t step);
   bool enabled() const { return out_.is_open(); }
   const std::string& path() const { return path_; }
 

@@ -28,7 +28,7 @@ std::map<std::string, torch::Tensor> read_tensor_file(const std::filesystem::pat
 
 // Copies `tensors` into the model's parameters. The names must match exactly;
 // otherwise std::runtime_error lists the missing and unexpected ones, or the
-// first shape or dtype that differs.
+// first shape or dtype that differs, or the first tensor holding NaN or inf.
 void load_parameters(torch::nn::Module& model, const std::map<std::string, torch::Tensor>& tensors,
                      const std::string& source);
 
