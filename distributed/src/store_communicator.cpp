@@ -13,6 +13,18 @@ std::vector<std::uint8_t> bytes_of(const torch::Tensor& t) {
   return std::vector<std::uint8_t>(p, p + c.numel() * c.element_size());
 }
 
+// A store call that failed: the store is served by rank 0's process, so a
+// lost connection means rank 0 is gone; the error names the peers known to
+// have exited (on this host) and says so.
+CommunicationError store_failure(const WaitWatch& watch, const std::string& what, const c10::Error& error) {
+  std::string gone;
+  if (watch.gone_peers)
+    for (const std::string& peer : watch.gone_peers()) gone += (gone.empty() ? "" : ", ") + peer;
+  return CommunicationError("rank " + std::to_string(watch.rank) + ": " + what + " failed: lost the rendezvous "
+                            "store that rank 0 serves (" + error.what_without_backtrace() + "); " +
+                            (gone.empty() ? "rank 0 has probably exited" : gone + " has exited"));
+}
+
 class StoreWork : public Work {
  public:
   // sources: the ranks whose values wait() reads (all for a sum, the root for
@@ -51,8 +63,7 @@ class StoreWork : public Work {
         store_->deleteKey(base_ + "/read");
       }
     } catch (const c10::Error& e) {
-      throw CommunicationError("rank " + std::to_string(watch_.rank) + ": " + what_ + " failed: " +
-                               e.what_without_backtrace());
+      throw store_failure(watch_, what_, e);
     }
     seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     done_ = true;
@@ -91,7 +102,11 @@ std::shared_ptr<Work> StoreCommunicator::all_reduce_sum(torch::Tensor flat) {
   require_cpu(flat, "all_reduce_sum");
   const std::string base = "collective/" + std::to_string(sequence_);
   const std::string what = "all-reduce #" + std::to_string(sequence_++);
-  store_->set(base + "/" + std::to_string(rank_), bytes_of(flat));
+  try {
+    store_->set(base + "/" + std::to_string(rank_), bytes_of(flat));
+  } catch (const c10::Error& e) {
+    throw store_failure(watch_, what, e);
+  }
   std::vector<int> sources;
   for (int r = 0; r < world_size_; ++r) sources.push_back(r);
   return std::make_shared<StoreWork>(store_, base, sources, true, world_size_, flat, watch_, what);
@@ -103,7 +118,13 @@ std::shared_ptr<Work> StoreCommunicator::broadcast(torch::Tensor tensor, int roo
     throw std::invalid_argument("broadcast: root " + std::to_string(root) + " out of range");
   const std::string base = "collective/" + std::to_string(sequence_);
   const std::string what = "broadcast #" + std::to_string(sequence_++) + " from rank " + std::to_string(root);
-  if (rank_ == root) store_->set(base + "/" + std::to_string(root), bytes_of(tensor));
+  if (rank_ == root) {
+    try {
+      store_->set(base + "/" + std::to_string(root), bytes_of(tensor));
+    } catch (const c10::Error& e) {
+      throw store_failure(watch_, what, e);
+    }
+  }
   return std::make_shared<StoreWork>(store_, base, std::vector<int>{root}, false, world_size_, tensor, watch_,
                                      what);
 }

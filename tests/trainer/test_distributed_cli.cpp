@@ -176,7 +176,13 @@ pid_t rank_pid(pid_t parent, int rank) {
   return -1;
 }
 
-TEST(DistributedCli, KilledRankEndsTheRunNamingIt) {
+// Either rank killed: the launcher names it, the survivor says which rank it
+// lost (rank 0 also serves the rendezvous store), and nobody prints a stack
+// trace or torch's store warnings.
+class KilledRank : public ::testing::TestWithParam<int> {};
+
+TEST_P(KilledRank, EndsTheRunNamingIt) {
+  const int killed = GetParam();
   ScratchDir dir;
   const pid_t launcher = start(run_args(dir / "out", 1000000, 2), dir / "log");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -184,19 +190,29 @@ TEST(DistributedCli, KilledRankEndsTheRunNamingIt) {
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_NE(read_file(dir / "log").find("3/1000000 | loss"), std::string::npos) << read_file(dir / "log");
-  const pid_t victim = rank_pid(launcher, 1);
+  const pid_t victim = rank_pid(launcher, killed);
   ASSERT_GT(victim, 0) << read_file(dir / "log");
   const auto killed_at = std::chrono::steady_clock::now();
   ::kill(victim, SIGKILL);
   const int status = wait_for(launcher);
   const auto took = std::chrono::steady_clock::now() - killed_at;
   const std::string log = read_file(dir / "log");
+  const std::string name = "rank " + std::to_string(killed);
   EXPECT_EQ(status, 128 + SIGKILL) << log;
   EXPECT_LT(took, std::chrono::seconds(15)) << log;
-  EXPECT_NE(log.find("rank 1 (pid " + std::to_string(victim) + ") was killed by signal 9"), std::string::npos) << log;
-  EXPECT_NE(log.find("failed: rank 1"), std::string::npos) << log;
+  EXPECT_NE(log.find(name + " (pid " + std::to_string(victim) + ") was killed by signal 9"), std::string::npos) << log;
+  EXPECT_NE(log.find("failed: " + name), std::string::npos) << log;
   EXPECT_EQ(log.find("terminate called"), std::string::npos) << log;
+  EXPECT_EQ(log.find("frame #"), std::string::npos) << log;
+  EXPECT_EQ(log.find("TCPStore.cpp"), std::string::npos) << log;
+  if (killed == 0)
+    EXPECT_NE(log.find("rank 1: "), std::string::npos) << log;  // the survivor's own line names rank 0
+  if (killed == 0)
+    EXPECT_NE(log.find("rank 0 (pid " + std::to_string(victim)), std::string::npos) << log;
 }
+
+INSTANTIATE_TEST_SUITE_P(DistributedCli, KilledRank, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& info) { return "rank" + std::to_string(info.param); });
 
 TEST(DistributedCli, NprocAgainstALaunchersWorldIsAConfigError) {
   ScratchDir dir;

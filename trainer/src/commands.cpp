@@ -1,5 +1,7 @@
 #include "flashtrain/trainer/commands.h"
 
+#include <c10/util/Logging.h>
+
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -86,6 +88,10 @@ int run_rank(const config::ResolvedConfig& resolved, const distributed::Environm
   NullBuffer null_buffer;
   std::ostream null_log(&null_buffer);
   std::ostream& log = env.rank == 0 ? std::cout : null_log;
+  // torch's store client logs a lost connection as a warning with a stack
+  // trace; the error this rank reports names the lost rank instead.
+  // TORCH_CPP_LOG_LEVEL, when set, keeps its say.
+  if (!std::getenv("TORCH_CPP_LOG_LEVEL")) FLAGS_caffe2_log_level = 2;  // errors only
   int status = 1;
   try {
     World world = make_world(resolved, env, vars, log);
