@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -103,7 +104,22 @@ void train_tokenizer(const TokenizerTrainOptions& o, const std::string& model_pa
   sentencepiece::SetRandomGeneratorSeed(o.seed);
   LineIterator lines(o.input_files);
   std::string model;
-  check(sentencepiece::SentencePieceTrainer::Train(args, &lines, &model), "SentencePiece training failed");
+  const sentencepiece::util::Status trained = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model);
+  // The commonest failure, a vocabulary smaller than the characters the text
+  // needs, in our terms (SentencePiece's names its own flags).
+  const std::string message = trained.ok() ? "" : std::string(trained.message());
+  const std::string too_small = "Vocabulary size is smaller than required_chars. ";  // then "100 vs 357."
+  const std::size_t at = message.find(too_small);
+  if (at != std::string::npos) {
+    std::istringstream counts(message.substr(at + too_small.size()));
+    long asked = 0, needed = 0;
+    std::string vs;
+    counts >> asked >> vs >> needed;
+    throw DataError("a vocabulary of " + std::to_string(o.vocab_size) + " pieces is smaller than the " +
+                    std::to_string(needed) + " characters and special pieces the text needs; raise the vocabulary "
+                    "size (--vocab-size) to at least " + std::to_string(needed));
+  }
+  check(trained, "SentencePiece training failed");
   write_file_atomically(model_path, model);
 }
 

@@ -208,6 +208,20 @@ TEST_F(PrepareRun, CommandLineTool) {
   EXPECT_EQ(run(tool + " --output x --vocab-size many in 2> /dev/null"), 2);
   EXPECT_EQ(run(tool + " --output " + dir_.file("cli2") + " --quiet " + dir_.file("docs") + " 2> /dev/null"), 1)
       << "no tokenizer and no --train-tokenizer";
+  // A missing input is a usage error, named.
+  EXPECT_EQ(run(tool + " --output " + dir_.file("cli3") + " " + dir_.file("missing.txt") + " 2> " +
+                dir_.file("missing.log")),
+            2);
+  EXPECT_NE(testing::read_text(dir_.file("missing.log")).find("input '" + dir_.file("missing.txt") + "' does not exist"),
+            std::string::npos);
+  // Too small a vocabulary: said in our options' terms, not SentencePiece's.
+  EXPECT_EQ(run(tool + " --output " + dir_.file("cli4") + " --train-tokenizer --vocab-size 20 --quiet " +
+                dir_.file("docs") + " 2> " + dir_.file("small.log")),
+            1);
+  const std::string small = testing::read_text(dir_.file("small.log"));
+  EXPECT_NE(small.find("a vocabulary of 20 pieces is smaller than the "), std::string::npos) << small;
+  EXPECT_NE(small.find("--vocab-size"), std::string::npos) << small;
+  EXPECT_EQ(small.find("character_coverage"), std::string::npos) << small;
 }
 
 }  // namespace

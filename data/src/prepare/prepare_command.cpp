@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -91,6 +92,11 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
   }
   if (o.output_dir.empty()) throw PrepareUsageError("--output is required");
   if (o.inputs.empty()) throw PrepareUsageError("no input files or directories given");
+  for (const std::string& input : o.inputs) {
+    std::error_code ignored;
+    if (!std::filesystem::exists(input, ignored))
+      throw PrepareUsageError("input '" + input + "' does not exist (INPUT is a text file or a directory)");
+  }
   if (o.tokenizer_model.empty()) o.tokenizer_model = o.output_dir + "/tokenizer.model";
   return parsed;
 }

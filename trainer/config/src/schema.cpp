@@ -335,8 +335,10 @@ std::optional<ValueProblem> check_value(const KeySpec& key, const Value& value) 
     if (list->empty()) return ValueProblem{key.subject() + " must not be an empty array", {}};
     for (std::size_t i = 0; i < list->size(); ++i) {
       const std::string problem = key.constraint.problem((*list)[i]);
-      if (!problem.empty())
-        return ValueProblem{"element " + std::to_string(i + 1) + " of " + key.subject() + " " + problem, i};
+      if (problem.empty()) continue;
+      // A plain string is a list of one: no element number then.
+      if (list->size() == 1) return ValueProblem{key.subject() + " " + problem, i};
+      return ValueProblem{"element " + std::to_string(i + 1) + " of " + key.subject() + " " + problem, i};
     }
     return std::nullopt;
   }
