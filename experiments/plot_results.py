@@ -8,20 +8,21 @@ Writes, for whichever inputs exist:
                      alternating, vanilla loop), cuDNN, causal attention of the
                      same shape (SDPA) and the FlashRNN anchors
                      (the kernel figures draw one flashbench run: --flashbench,
-                     default flashbench_v9_all_NVIDIA_H200.json, every sweep)
+                     default flashbench_v16_NVIDIA_H100.json, every sweep)
   kernel_batch.png   batch sweep (T=1024): LSTM 12x64 ours; 1x768 ours and cuDNN fp16
   kernel_length.png  sequence-length sweep (B=16, 12x64)
   scan.png           scan op: fraction of the copy-bandwidth floor per case
 (The state-tracking suite draws its own figures: experiments/tasks/plot_suite.py.)
 Needs matplotlib (Debian: python3-matplotlib). Only measured numbers are drawn;
-the anchors are ../shared/ANCHORS.md's FlashRNN and cuDNN numbers on the same GPU.
+the anchors are the project's reference measurements of FlashRNN 1.0.5's fused
+kernels (one H200, B=16, T=1024, bf16).
 """
 import argparse
 import json
 import os
 import sys
 
-# ANCHORS.md, H100/H200, B=16, T=1024, bf16 (cuDNN fp16): ms fw / fwbw.
+# FlashRNN 1.0.5's fused kernels, one H200, B=16, T=1024, bf16: ms fw / fwbw.
 FLASHRNN_FUSED = {("lstm", 64): (2.80, 7.82), ("lstm", 256): (3.49, 9.67),
                   ("lstm", 768): (4.73, 13.25), ("slstm", 64): (2.75, 8.12)}
 
@@ -135,7 +136,7 @@ def main():
     parser.add_argument("--results", default="experiments/results")
     parser.add_argument("--out", default="experiments/results/plots")
     parser.add_argument("--flashbench", default="", help="a flashbench JSON (default: "
-                        "RESULTS/flashbench_v9_all_NVIDIA_H200.json, every sweep in one run)")
+                        "RESULTS/flashbench_v16_NVIDIA_H100.json, every sweep in one run)")
     args = parser.parse_args()
     try:
         import matplotlib
@@ -146,7 +147,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     written = []
     records = flashbench_records(args.flashbench or
-                                 os.path.join(args.results, "flashbench_v9_all_NVIDIA_H200.json"))
+                                 os.path.join(args.results, "flashbench_v16_NVIDIA_H100.json"))
     if records:
         for name, fn in (("kernel_heads.png", kernel_heads), ("kernel_batch.png", kernel_batch),
                          ("kernel_length.png", kernel_length)):
