@@ -36,7 +36,7 @@ int run(int argc, char** argv) {
                               "--help lists the subcommands and options)");
   const trainer::CommandLine command = trainer::parse_command_line(argc, argv);
   if (command.subcommand == Subcommand::kHelp) {
-    std::cout << trainer::usage_text();
+    std::cout << trainer::usage_text(command.help_topic);
     return 0;
   }
   if (command.subcommand == Subcommand::kDemo) return trainer::run_demo(command.tool_args);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "flashtrain/config/load.h"
 #include "flashtrain/trainer/command_line.h"
 
 namespace flashtrain::trainer {
@@ -31,10 +32,16 @@ TEST(CommandLine, OverridesKeepTheirOrderAndResumeBecomesOne) {
   const CommandLine cl = parse({"train", "--optimizer.lr=1", "--resume", "--config=x.toml", "--optimizer.lr=2"});
   EXPECT_EQ(cl.config_path, "x.toml");
   EXPECT_EQ(cl.overrides,
-            (std::vector<std::string>{"--optimizer.lr=1", "--checkpoint.resume=latest", "--optimizer.lr=2"}));
-  EXPECT_EQ(parse({"tasks", "--resume=none"}).overrides, (std::vector<std::string>{"--checkpoint.resume=none"}));
+            (std::vector<std::string>{"--optimizer.lr=1", "--resume=latest", "--optimizer.lr=2"}));
+  EXPECT_EQ(parse({"tasks", "--resume=none"}).overrides, (std::vector<std::string>{"--resume=none"}));
   EXPECT_EQ(parse({"--resume=out/ckpt/step_00000010"}).overrides,
-            (std::vector<std::string>{"--checkpoint.resume=out/ckpt/step_00000010"}));
+            (std::vector<std::string>{"--resume=out/ckpt/step_00000010"}));
+  // --profile[=N]: training.profile_steps, 5 when bare.
+  EXPECT_EQ(parse({"tasks", "--profile"}).overrides, (std::vector<std::string>{"--profile=5"}));
+  EXPECT_EQ(parse({"--profile=3"}).overrides, (std::vector<std::string>{"--profile=3"}));
+  EXPECT_THROW(parse({"eval", "--profile"}), UsageError);
+  EXPECT_THROW(parse({"--profile=0"}), UsageError);
+  EXPECT_EQ(config::resolve_defaults({"--profile=3"}).config.training.profile_steps, 3);
 }
 
 TEST(CommandLine, SampleOptions) {
@@ -85,6 +92,22 @@ TEST(CommandLine, BadInputIsAUsageError) {
   expect_usage_error({"sample", "--prompt=a", "--seed=x"}, "got 'x'");
   expect_usage_error({"--config", "a.toml", "stray"}, "unexpected argument 'stray'");
   expect_usage_error({"--resume="}, "needs latest, none or a checkpoint directory");
+}
+
+TEST(CommandLine, EachSubcommandHasItsOwnHelp) {
+  EXPECT_EQ(parse({"eval", "--help"}).help_topic, Subcommand::kEval);
+  EXPECT_FALSE(parse({"--help"}).help_topic.has_value());
+  EXPECT_FALSE(parse({"help"}).help_topic.has_value());
+  const std::string eval = usage_text(Subcommand::kEval);
+  EXPECT_NE(eval.find("usage: flashtrain eval "), std::string::npos) << eval;
+  EXPECT_NE(eval.find("--checkpoint DIR"), std::string::npos) << eval;
+  EXPECT_NE(eval.find("--config FILE"), std::string::npos) << eval;
+  for (const char* other : {"--prompt", "--nproc", "--resume", "--device", "subcommands:"})
+    EXPECT_EQ(eval.find(other), std::string::npos) << other << " in eval's help:\n" << eval;
+  const std::string sample = usage_text(Subcommand::kSample);
+  EXPECT_NE(sample.find("--temperature T"), std::string::npos) << sample;
+  EXPECT_EQ(sample.find("--output"), std::string::npos) << sample;
+  EXPECT_NE(usage_text(Subcommand::kTasks).find("--resume[=WHERE]"), std::string::npos);
 }
 
 TEST(CommandLine, UsageNamesEverySubcommand) {

@@ -128,6 +128,16 @@ TEST(TaskEvaluation, PlainLstmTrainsOnParityAndCountsAnswersByLength) {
   }
   EXPECT_EQ(answers, 3 * 8);  // validation.steps x local_batch_size, one answer each
   EXPECT_DOUBLE_EQ(*validation.accuracy, double(correct) / double(answers));
+
+  // eval's progress hook: once per batch, in order, with the total.
+  auto batches = make_validation_batches(resolved.config, 3, torch::kCPU, 0, 1);
+  EvalOptions options;
+  options.batches = 3;
+  options.num_classes = 2;
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  options.on_batch = [&](std::int64_t done, std::int64_t total) { calls.emplace_back(done, total); };
+  evaluate(trainer.model(), *batches, options);
+  EXPECT_EQ(calls, (std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 3}, {2, 3}, {3, 3}}));
 }
 
 }  // namespace

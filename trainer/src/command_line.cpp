@@ -1,43 +1,95 @@
 #include "flashtrain/trainer/command_line.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "flashtrain/config/overrides.h"
 
 namespace flashtrain::trainer {
 namespace {
 
-const std::map<std::string, Subcommand>& subcommands() {
-  static const std::map<std::string, Subcommand> names = {
-      {"train", Subcommand::kTrain},   {"eval", Subcommand::kEval},   {"sample", Subcommand::kSample},
-      {"export", Subcommand::kExport}, {"tasks", Subcommand::kTasks}, {"tune", Subcommand::kTune},
-      {"prepare", Subcommand::kPrepare}, {"demo", Subcommand::kDemo},   {"help", Subcommand::kHelp}};
-  return names;
-}
+using S = Subcommand;
 
-// Options that take a value, and the subcommands that accept them.
-struct ValueOption {
+// The subcommands: one line each of what they do, for both help texts.
+struct SubcommandSpec {
   const char* name;
-  std::vector<Subcommand> allowed;
+  Subcommand subcommand;
+  const char* summary;  // lines after the first indented by 10
 };
 
-const std::vector<ValueOption>& value_options() {
-  using S = Subcommand;
-  static const std::vector<ValueOption> options = {
-      {"--config", {S::kTrain, S::kEval, S::kSample, S::kExport, S::kTasks, S::kTune}},
-      {"--device", {S::kTune}},
-      {"--checkpoint", {S::kEval, S::kSample, S::kExport}},
-      {"--output", {S::kExport}},
-      {"--prompt", {S::kSample}},
-      {"--max-new-tokens", {S::kSample}},
-      {"--temperature", {S::kSample}},
-      {"--seed", {S::kSample}},
-      {"--nproc", {S::kTrain, S::kTasks}},
+const std::vector<SubcommandSpec>& subcommand_specs() {
+  static const std::vector<SubcommandSpec> specs = {
+      {"train", S::kTrain,
+       "(default) train the configured model; resumes from the newest checkpoint\n"
+       "          of the run unless checkpoint.resume says otherwise"},
+      {"eval", S::kEval, "validation loss and perplexity (tasks: scaled accuracy) of a checkpoint"},
+      {"sample", S::kSample, "generate text from a prompt with a checkpoint, one token at a time"},
+      {"export", S::kExport, "write a checkpoint as safetensors + config.json + tokenizer model"},
+      {"tasks", S::kTasks, "train on the state-tracking task named by data.task (as train)"},
+      {"tune", S::kTune,
+       "the fused kernel's configuration for the model's recurrent blocks, and\n"
+       "          why the tuner chose it (flashrnn_ops/tune); --device picks the GPU"},
+      {"prepare", S::kPrepare,
+       "text documents -> token shards (flashtrain prepare --help; the same as\n"
+       "          the flashtrain-prepare tool)"},
+      {"demo", S::kDemo, "the recurrent-op demo: an LSTM learns parity (flashtrain demo --help)"},
+      {"help", S::kHelp, "this text; flashtrain SUBCOMMAND --help: that subcommand's"},
   };
-  return options;
+  return specs;
+}
+
+// The options: the subcommands that accept each, and its help line. Those
+// with a value (`value` set) are parsed from this table; the others
+// (--print-config, --section.key=value, --resume) have their own rules below.
+struct OptionSpec {
+  const char* name;
+  const char* value;  // "FILE", ...; nullptr: a flag
+  std::vector<Subcommand> allowed;
+  const char* help;  // lines after the first indented by 25
+};
+
+const std::vector<OptionSpec>& option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"--config", "FILE", {S::kTrain, S::kEval, S::kSample, S::kExport, S::kTasks, S::kTune},
+       "the TOML config (default: the built-in defaults)"},
+      {"--print-config", nullptr, {S::kTrain, S::kEval, S::kSample, S::kExport, S::kTasks, S::kTune},
+       "print the resolved config as TOML and exit"},
+      {"--section.key=value", nullptr, {S::kTrain, S::kEval, S::kSample, S::kExport, S::kTasks, S::kTune},
+       "override a config key, e.g. --training.steps=100"},
+      {"--resume[=WHERE]", nullptr, {S::kTrain, S::kTasks},
+       "latest (default), none or a checkpoint dir (checkpoint.resume)"},
+      {"--profile[=N]", nullptr, {S::kTrain, S::kTasks},
+       "profile N steps (default 5) after the first three: a trace under\n"
+       "                         <dump_folder>/profile and a summary (training.profile_steps)"},
+      {"--nproc", "N", {S::kTrain, S::kTasks},
+       "start N data-parallel ranks on this machine (one per GPU;\n"
+       "                         parallelism.nproc); under torchrun leave it out"},
+      {"--checkpoint", "DIR", {S::kEval, S::kSample, S::kExport},
+       "the checkpoint (default: the newest valid one)"},
+      {"--output", "DIR", {S::kExport}, "where to write (default: <job.dump_folder>/export/step_<N>)"},
+      {"--device", "NAME", {S::kTune},
+       "a100, h100, h200, l4 (published properties) or cuda, cuda:N\n"
+       "                         (a live GPU; the default)"},
+      {"--prompt", "TEXT", {S::kSample}, "the text to continue"},
+      {"--max-new-tokens", "N", {S::kSample}, "tokens to generate (default 64)"},
+      {"--temperature", "T", {S::kSample}, "0 = greedy (default), else softmax temperature"},
+      {"--seed", "N", {S::kSample}, "seed of temperature sampling (default 0)"},
+  };
+  return specs;
+}
+
+const std::map<std::string, Subcommand>& subcommands() {
+  static const std::map<std::string, Subcommand> names = [] {
+    std::map<std::string, Subcommand> m;
+    for (const SubcommandSpec& spec : subcommand_specs()) m.emplace(spec.name, spec.subcommand);
+    return m;
+  }();
+  return names;
 }
 
 std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t min) {
@@ -63,6 +115,19 @@ bool allowed_in(const std::vector<Subcommand>& allowed, Subcommand s) {
   return false;
 }
 
+// "  --config FILE          the TOML config ...", with the subcommands
+// that take it when `with_subcommands`.
+std::string option_line(const OptionSpec& option, bool with_subcommands) {
+  std::string head = std::string("  ") + option.name + (option.value ? std::string(" ") + option.value : "");
+  head.resize(std::max<std::size_t>(head.size() + 1, 25), ' ');
+  std::string where;
+  if (with_subcommands && option.allowed.size() < 6) {
+    for (Subcommand s : option.allowed) where += std::string(where.empty() ? "" : "/") + subcommand_name(s);
+    where += ": ";
+  }
+  return head + where + option.help + "\n";
+}
+
 void set_value(CommandLine& cl, const std::string& option, const std::string& value) {
   if (option == "--config") cl.config_path = value;
   else if (option == "--checkpoint") cl.checkpoint = value;
@@ -74,7 +139,7 @@ void set_value(CommandLine& cl, const std::string& option, const std::string& va
   else if (option == "--seed") cl.seed = std::uint64_t(parse_int(option, value, 0));
   // --nproc N is parallelism.nproc; as an override it is validated (and
   // located in errors) like any config key.
-  else if (option == "--nproc") cl.overrides.push_back("--parallelism.nproc=" + std::to_string(parse_int(option, value, 1)));
+  else if (option == "--nproc") cl.overrides.push_back("--nproc=" + std::to_string(parse_int(option, value, 1)));
 }
 
 }  // namespace
@@ -103,6 +168,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
+      cl.help_topic = cl.subcommand == Subcommand::kHelp ? std::nullopt : std::optional<Subcommand>(cl.subcommand);
+      if (i == 1) cl.help_topic.reset();  // bare `flashtrain --help`: the global text
       cl.subcommand = Subcommand::kHelp;
       return cl;
     }
@@ -115,7 +182,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
         throw UsageError("--resume is an option of train and tasks; use --checkpoint=DIR to pick a checkpoint");
       const std::string target = arg == "--resume" ? "latest" : arg.substr(9);
       if (target.empty()) throw UsageError("--resume= needs latest, none or a checkpoint directory");
-      cl.overrides.push_back("--checkpoint.resume=" + target);
+      cl.overrides.push_back("--resume=" + target);  // checkpoint.resume (overrides.cpp)
+      continue;
+    }
+    if (arg == "--profile" || arg.rfind("--profile=", 0) == 0) {
+      if (cl.subcommand != Subcommand::kTrain && cl.subcommand != Subcommand::kTasks)
+        throw UsageError("--profile is an option of train and tasks");
+      const std::string steps = arg == "--profile" ? "5" : arg.substr(10);
+      cl.overrides.push_back("--profile=" + std::to_string(parse_int("--profile", steps, 1)));  // training.profile_steps
       continue;
     }
     if (config::is_override_flag(arg)) {
@@ -123,7 +197,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       continue;
     }
     bool matched = false;
-    for (const ValueOption& option : value_options()) {
+    for (const OptionSpec& option : option_specs()) {
+      if (!option.value) continue;  // the flags above
       const std::string name = option.name;
       std::string value;
       if (arg == name) {
@@ -149,41 +224,28 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   return cl;
 }
 
-std::string usage_text() {
-  return R"(usage: flashtrain [SUBCOMMAND] [--config FILE] [OPTIONS] [--section.key=value ...]
-
-subcommands:
-  train   (default) train the configured model; resumes from the newest checkpoint
-          of the run unless checkpoint.resume says otherwise
-  eval    validation loss and perplexity (tasks: scaled accuracy) of a checkpoint
-  sample  generate text from a prompt with a checkpoint, one token at a time
-  export  write a checkpoint as safetensors + config.json + tokenizer model
-  tasks   train on the state-tracking task named by data.task (as train)
-  tune    the fused kernel's configuration for the model's recurrent blocks, and
-          why the tuner chose it (flashrnn_ops/tune); --device picks the GPU
-  prepare text documents -> token shards (flashtrain prepare --help; the same as
-          the flashtrain-prepare tool)
-  demo    the recurrent-op demo: an LSTM learns parity (flashtrain demo --help)
-
-options:
-  --config FILE          the TOML config (default: the built-in defaults)
-  --print-config         print the resolved config as TOML and exit
-  --section.key=value    override a config key, e.g. --training.steps=100
-  --resume[=WHERE]       train/tasks: latest (default), none or a checkpoint directory
-  --nproc N              train/tasks: start N data-parallel ranks on this machine (one per
-                         GPU; parallelism.nproc); under torchrun leave it out
-  --checkpoint DIR       eval/sample/export: the checkpoint (default: the newest valid one)
-  --output DIR           export: where to write (default: <job.dump_folder>/export/step_<N>)
-  --device NAME          tune: a100, h100, h200, l4 (published properties) or cuda, cuda:N
-                         (a live GPU; the default)
-  --prompt TEXT          sample: the text to continue
-  --max-new-tokens N     sample: tokens to generate (default 64)
-  --temperature T        sample: 0 = greedy (default), else softmax temperature
-  --seed N               sample: seed of temperature sampling (default 0)
-
-exit status: 0 done, 1 run failure, 2 usage or config error, 128+N stopped by signal N
-(after saving a checkpoint).
-)";
+std::string usage_text(std::optional<Subcommand> topic) {
+  if (topic) {
+    const SubcommandSpec* spec = nullptr;
+    for (const SubcommandSpec& s : subcommand_specs())
+      if (s.subcommand == *topic) spec = &s;
+    std::string text = std::string("usage: flashtrain ") + spec->name + " [--config FILE] [OPTIONS] [--section.key=value ...]\n\n" +
+                       spec->name + ": " + spec->summary + "\n\noptions:\n";
+    for (const OptionSpec& option : option_specs())
+      if (allowed_in(option.allowed, *topic)) text += option_line(option, /*with_subcommands=*/false);
+    return text + "\nexit status: 0 done, 1 run failure, 2 usage or config error, 128+N stopped by signal N\n";
+  }
+  std::string text = "usage: flashtrain [SUBCOMMAND] [--config FILE] [OPTIONS] [--section.key=value ...]\n\nsubcommands:\n";
+  for (const SubcommandSpec& spec : subcommand_specs()) {
+    std::string head = std::string("  ") + spec.name;
+    head.resize(10, ' ');
+    text += head + spec.summary + "\n";
+  }
+  text += "\noptions:\n";
+  for (const OptionSpec& option : option_specs()) text += option_line(option, /*with_subcommands=*/true);
+  return text +
+         "\nexit status: 0 done, 1 run failure, 2 usage or config error, 128+N stopped by signal N\n"
+         "(after saving a checkpoint).\n";
 }
 
 }  // namespace flashtrain::trainer

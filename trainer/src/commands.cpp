@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -150,6 +151,16 @@ int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command)
       const data::TaskSpec spec = task_spec(c.data, Split::kValidation);
       options.num_classes = data::task_vocabulary(spec.task, spec.options).num_classes();
     }
+    // A line every 10 s on long evaluations (stderr: stdout keeps the result).
+    const auto start = std::chrono::steady_clock::now();
+    auto next_line = start + std::chrono::seconds(10);
+    options.on_batch = [&](std::int64_t done, std::int64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now < next_line || done == total) return;
+      next_line = now + std::chrono::seconds(10);
+      std::fprintf(stderr, "eval: %lld/%lld batches, %.0f s\n", static_cast<long long>(done),
+                   static_cast<long long>(total), std::chrono::duration<double>(now - start).count());
+    };
     const EvalResult r = evaluate(*loaded.model, *batches, options);
     std::printf("%s (step %lld): loss %.4f | ppl %.2f | %lld tokens in %lld batches", loaded.checkpoint.c_str(),
                 static_cast<long long>(loaded.contents.progress.step), r.loss, r.perplexity,

@@ -46,6 +46,7 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
                                                         targets.data_ptr<std::int32_t>(), batch.lengths.data(),
                                                         targets.size(0), targets.size(1));
     }
+    if (options.on_batch) options.on_batch(i + 1, options.batches);
   }
   if (was_training) model.train();
   sums.loss_sum = loss_sum.item<double>();

@@ -32,6 +32,7 @@
 #include "flashtrain/trainer/progress.h"
 #include "flashtrain/trainer/run_folder.h"
 #include "flashtrain/trainer/staged_directory.h"
+#include "flashtrain/trainer/step_profiler.h"
 #include "flashtrain/trainer/stop_signal.h"
 #include "flashtrain/trainer/task_setup.h"
 #include "flashtrain/trainer/training_checkpoint.h"
@@ -600,6 +601,14 @@ TrainResult Trainer::run() {
   if (s.progress.step == 0) s.metrics.write({{"kind", "event"}, {"event", "start"}, {"config_hash", config::config_hash(c)}});
   else s.metrics.write({{"kind", "event"}, {"event", "resume"}, {"step", s.progress.step}});
 
+  // training.profile_steps: after three steps of this run (warm-up, graph
+  // capture), or from the first when the run is shorter; rank 0 only.
+  const std::int64_t profile_first = first_step + 4 <= c.training.steps ? first_step + 4 : first_step + 1;
+  const std::int64_t profile_steps =
+      s.world.is_rank0() ? std::min(c.training.profile_steps, c.training.steps - profile_first + 1) : 0;
+  StepProfiler profiler(profile_first, std::max<std::int64_t>(profile_steps, 0),
+                        fs::path(c.job.dump_folder) / "profile", s.device.is_cuda());
+
   while (s.progress.step < c.training.steps) {
     bool stop = false;
     const int signal = s.agreed_stop_signal(&stop);
@@ -612,10 +621,12 @@ TrainResult Trainer::run() {
       if (c.checkpoint.enable && s.last_saved_step != s.progress.step) s.save();
       break;
     }
+    profiler.before_step(s.progress.step + 1);
     const auto step_start = Clock::now();
     const StepReport report = s.train_step();
     s.window_seconds += seconds_since(step_start);
     ++s.window_steps;
+    if (const auto summary = profiler.after_step(report.step)) s.log << *summary;
     if (report.skipped)
       s.log << "step " << report.step << ": non-finite loss (" << report.loss << ") or gradient norm ("
             << report.grad_norm << "); update skipped (" << s.guard.in_row() << " in a row, stop at "

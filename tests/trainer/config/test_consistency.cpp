@@ -162,6 +162,14 @@ TEST(InputFiles, MissingFilesAreErrorsAtTheirKeys) {
       EXPECT_EQ(std::string(e.what()), c.flag + ": error: " + c.what);
     }
   }
+  // Set through flashtrain's --resume: the error names that flag.
+  try {
+    check_input_files(load_config_text(config, "c.toml", {"--resume=" + d + "/nowhere"}));
+    ADD_FAILURE() << "no error for --resume=" << d << "/nowhere";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "--resume=" + d + "/nowhere: error: checkpoint.resume '" + d +
+                                         "/nowhere' is not a checkpoint directory (nor latest or none)");
+  }
   // The LM configs' corpus, not built: the error says how to build it and
   // points at the quickstart (ctest runs in the build tree, which has no .data).
   ASSERT_FALSE(std::filesystem::exists(".data/corpus"));

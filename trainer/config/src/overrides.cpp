@@ -23,8 +23,26 @@ struct Flag {
   throw ConfigError(flag, 0, 0, std::move(message));
 }
 
+// Command-line options that set a config key under a shorter name
+// (command_line.cpp passes them on as written, so that an error about the
+// value names the flag the user typed).
+struct Alias {
+  std::string_view name, section, key;
+};
+constexpr Alias kAliases[] = {{"resume", "checkpoint", "resume"},
+                              {"nproc", "parallelism", "nproc"},
+                              {"profile", "training", "profile_steps"}};
+
 Flag split_flag(std::string_view text) {
   Flag flag{std::string(text), {}, {}, {}};
+  for (const Alias& alias : kAliases) {
+    const std::string prefix = "--" + std::string(alias.name) + "=";
+    if (text.rfind(prefix, 0) != 0) continue;
+    flag.section = alias.section;
+    flag.key = alias.key;
+    flag.value = std::string(text.substr(prefix.size()));
+    return flag;
+  }
   if (!is_override_flag(text))
     fail(flag.text, "not a config override; overrides look like --section.key=value");
   std::string_view name = text.substr(2);

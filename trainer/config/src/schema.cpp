@@ -232,7 +232,11 @@ Schema build_schema() {
       .key("target_loss", &TrainingConfig::target_loss,
            "stop early once the mean training loss since the last progress line is at most this "
            "(then validate and save as at the last step); 0 = train all steps",
-           C::non_negative(), {"stop_at_loss", "early_stop_loss"});
+           C::non_negative(), {"stop_at_loss", "early_stop_loss"})
+      .key("profile_steps", &TrainingConfig::profile_steps,
+           "profile this many steps after the first three (Kineto): a Chrome/Perfetto trace under "
+           "<dump_folder>/profile and a summary of where the time went; 0 = off (--profile[=N])",
+           C::at_least(0), {"profile", "profiler_steps"});
 
   SectionBuilder(keys, "validation", &Config::validation)
       .key("every", &ValidationConfig::every,

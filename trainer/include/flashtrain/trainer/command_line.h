@@ -25,9 +25,14 @@ class UsageError : public std::runtime_error {
 
 struct CommandLine {
   Subcommand subcommand = Subcommand::kTrain;
+  // kHelp: the subcommand whose help was asked for (`flashtrain eval --help`);
+  // none for the global text.
+  std::optional<Subcommand> help_topic;
   std::string config_path;  // "": the defaults
   bool print_config = false;
-  // Config overrides in command-line order; --resume[=X] becomes --checkpoint.resume=X.
+  // Config overrides in command-line order; --resume[=X] becomes --resume=X
+  // and --nproc N --nproc=N, which the config reads as checkpoint.resume and
+  // parallelism.nproc.
   std::vector<std::string> overrides;
   // eval, sample, export: the checkpoint directory ("": the run's newest valid one).
   std::string checkpoint;
@@ -48,7 +53,7 @@ struct CommandLine {
 CommandLine parse_command_line(int argc, const char* const* argv);
 
 const char* subcommand_name(Subcommand subcommand);
-// The --help text.
-std::string usage_text();
+// The --help text: the global one, or one subcommand's (its options only).
+std::string usage_text(std::optional<Subcommand> topic = std::nullopt);
 
 }  // namespace flashtrain::trainer

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct EvalOptions {
   std::int64_t batches = 1;
   bool bf16 = false;      // autocast, as in training
   int num_classes = 0;    // > 0 (tasks): also score accuracy with this many answer classes
+  // Called after each batch with (batches done, batches in all), e.g. for a
+  // progress line; may be empty.
+  std::function<void(std::int64_t, std::int64_t)> on_batch;
 };
 
 struct EvalResult {

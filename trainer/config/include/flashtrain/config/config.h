@@ -103,6 +103,7 @@ struct TrainingConfig {
   // shapes), else eager; on: a graph or an error; off: eager.
   std::string cuda_graph = "auto";
   double target_loss = 0.0;  // stop once a log window's mean training loss is at most this; 0: never
+  std::int64_t profile_steps = 0;  // > 0: profile this many steps (step_profiler.h)
 };
 
 struct ValidationConfig {
