@@ -1,5 +1,5 @@
 #include "flashtrain/distributed/communicator.h"
-#include "flashtrain/distributed/fake_communicator.h"
+#include "fake_communicator.h"
 #include "flashtrain/distributed/reducer.h"
 
 #include <gtest/gtest.h>

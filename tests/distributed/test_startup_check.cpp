@@ -1,4 +1,4 @@
-#include "flashtrain/distributed/fake_communicator.h"
+#include "fake_communicator.h"
 #include "flashtrain/distributed/startup_check.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // that never comes. And the small collectives the trainer uses, and the
 // Reducer's overlap statistics.
 #include "flashtrain/distributed/collectives.h"
-#include "flashtrain/distributed/fake_communicator.h"
+#include "fake_communicator.h"
 #include "flashtrain/distributed/reducer.h"
 #include "flashtrain/distributed/store_communicator.h"
 
