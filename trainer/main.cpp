@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
     std::cerr << "flashtrain: " << rank_prefix() << "error: " << e.what() << "\n";
     return flashtrain::config::kConfigErrorExitCode;
   } catch (const flashtrain::config::ConfigError& e) {
-    std::cerr << rank_prefix() << e.what() << "\n";
+    // Located errors start with their file or flag; the others with our name.
+    std::cerr << (e.file().empty() ? "flashtrain: " : "") << rank_prefix() << e.what() << "\n";
     return flashtrain::config::kConfigErrorExitCode;
   } catch (const std::exception& e) {
     std::cerr << "flashtrain: " << rank_prefix() << "error: " << e.what() << "\n";

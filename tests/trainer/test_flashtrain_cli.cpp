@@ -63,6 +63,13 @@ TEST(FlashtrainCli, ConfigErrorsExitWith2AndTheirPosition) {
   expect_clean_error(run_flashtrain({"tasks", "--config", "configs/quickstart.toml"}), 2, "data.task");
 }
 
+TEST(FlashtrainCli, AnErrorWithoutALocationNamesTheProgram) {
+  const ProcessRun r = run_flashtrain({"tasks", "--training.steps=1"});
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("flashtrain: error: the tasks subcommand trains on a state-tracking task", 0), 0u)
+      << r.output;
+}
+
 TEST(FlashtrainCli, UsageErrorsExitWith2) {
   expect_clean_error(run_flashtrain({"trian"}), 2, "unknown subcommand 'trian'");
   expect_clean_error(run_flashtrain({}), 2, "no --config given");

@@ -106,7 +106,7 @@ int run_rank(const config::ResolvedConfig& resolved, const distributed::Environm
   } catch (const distributed::CommunicationError& e) {
     std::cerr << "flashtrain: error: " << e.what() << std::endl;  // the message names the rank
   } catch (const config::ConfigError& e) {
-    std::cerr << "[rank " << env.rank << "] " << e.what() << std::endl;
+    std::cerr << (e.file().empty() ? "flashtrain: " : "") << "[rank " << env.rank << "] " << e.what() << std::endl;
     status = config::kConfigErrorExitCode;
   } catch (const c10::Error& e) {
     std::cerr << "flashtrain: [rank " << env.rank << "] error: " << e.what_without_backtrace() << std::endl;
