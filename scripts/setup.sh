@@ -57,7 +57,16 @@ fi
 step "building"
 cmake --build build
 
-# 4. The quickstart corpus: a few MB of English text from Debian packages,
+# 4. The Python package (python/README.md) into .venv: the extension just built
+#    and its Python files, copied; nothing is compiled. Reinstalled when they changed.
+SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
+if ! cmp -s build/python/_C.so "$SITE/flashtrain/_C.so" ||
+   ! diff -rq -x __pycache__ -x _C.so python/flashtrain "$SITE/flashtrain" >/dev/null 2>&1; then
+  step "installing the flashtrain Python package into .venv (pip install ./python)"
+  "$PY" -m pip install -q --no-deps --no-build-isolation --force-reinstall ./python
+fi
+
+# 5. The quickstart corpus: a few MB of English text from Debian packages,
 #    tokenized into shards under .data/corpus-small (data/README.md).
 if [[ ! -f .data/corpus-small/train_000000.bin ]]; then
   step "building the quickstart corpus (.data/corpus-small)"
@@ -66,7 +75,7 @@ if [[ ! -f .data/corpus-small/train_000000.bin ]]; then
   bash data/corpus/build_corpus.sh --small
 fi
 
-# 5. The main job: train the quickstart LSTM language model on the small corpus
+# 6. The main job: train the quickstart LSTM language model on the small corpus
 #    (a second run resumes from its last checkpoint and finds nothing left to do).
 if ((RUN_MAIN_JOB)); then
   step "running the main job: build/trainer/flashtrain --config configs/quickstart.toml"

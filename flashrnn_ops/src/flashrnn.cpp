@@ -8,6 +8,7 @@
 
 #include "cells/registry.h"
 #include "alternating/alternating_backend.h"
+#include "backend_choice.h"
 #include "fused/fused_backend.h"
 #include "recurrence.h"
 #include "validate.h"
@@ -134,6 +135,8 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
   }
 };
 
+}  // namespace
+
 // The backend that runs a case: the requested one, or for `auto` the fastest
 // that supports it. Falling back on a GPU is said once.
 Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
@@ -169,8 +172,6 @@ Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
   }
   return Backend::kVanilla;
 }
-
-}  // namespace
 
 Result flashrnn(const at::Tensor& Wx, const at::Tensor& R, const at::Tensor& b,
                 const std::optional<at::Tensor>& initial_states, const Options& options) {

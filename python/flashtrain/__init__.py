@@ -1,0 +1,17 @@
+"""flashtrain: flashtrain's ahead-of-time FlashRNN-style kernels as torch ops.
+
+    from flashtrain import flashrnn   # instead of: from flashrnn import flashrnn
+    from flashtrain import scan       # instead of: from accelerated_scan.warp import scan
+
+Importing loads the prebuilt extension (_C.so) with torch.ops.load_library;
+nothing is compiled at import or at first use.
+"""
+from . import _library
+
+LIBRARY = _library.load()
+
+from ._recurrent import flashrnn, gru_from_flashrnn  # noqa: E402
+from ._scan import scan  # noqa: E402
+
+__version__ = "0.1.0"
+__all__ = ["flashrnn", "gru_from_flashrnn", "scan", "LIBRARY"]

@@ -1,0 +1,179 @@
+"""GPU tests of the flashtrain package (skipped without CUDA): every cell x
+bf16/fp16/fp32 x a size grid against the float64 vanilla backend (the
+reference of docs/CELLS.md), the scan against float64, torch.compile with
+inductor on a small LSTM LM, CUDA graph capture, and import time."""
+import itertools
+import os
+import subprocess
+import sys
+import unittest
+
+import torch
+
+import flashtrain
+from flashtrain import flashrnn, scan
+
+CUDA = torch.cuda.is_available()
+CELLS = {"lstm": (4, 4, 2), "slstm": (4, 4, 4), "gru": (3, 4, 1), "elman": (1, 1, 1)}
+TOLERANCE = {torch.float32: 2e-3, torch.bfloat16: 6e-2, torch.float16: 1e-2}
+# (B, T, N, D): batch 2-64, head dims 32-1024, sequence 1, 3 and 1024, heads 1-128.
+# The grid spans each axis without the full product (that would take hours).
+GRID = [
+    (2, 1, 1, 32), (2, 3, 4, 64), (16, 3, 1, 128), (64, 3, 2, 256), (8, 1, 1, 512),
+    (2, 3, 1, 1024), (4, 3, 128, 32), (16, 1024, 1, 64), (4, 1024, 2, 128),
+]
+FULL = os.environ.get("FLASHTRAIN_FULL_GRID") == "1"
+if FULL:
+    GRID = list(itertools.product((2, 16, 64), (1, 3, 1024), (1, 4, 128), (32, 64, 128, 256, 512, 1024)))
+
+
+def inputs(cell, B, T, N, D, dtype, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    G, Gb, S = CELLS[cell]
+    Wx = torch.randn(B, T, G, N, D, device="cuda", generator=g)
+    R = torch.randn(G, N, D, D, device="cuda", generator=g) / D ** 0.5
+    b = torch.randn(Gb, N, D, device="cuda", generator=g) * 0.1
+    return [t.to(dtype).requires_grad_() for t in (Wx, R, b)]
+
+
+@unittest.skipUnless(CUDA, "no CUDA device")
+class GridTest(unittest.TestCase):
+    def test_every_cell_dtype_and_size(self):
+        for cell, dtype, (B, T, N, D) in itertools.product(CELLS, TOLERANCE, GRID):
+            if B * T * N * D > (1 << 24) or N * D * D * CELLS[cell][0] > (1 << 26):
+                continue  # keeps memory and time in bounds
+            with self.subTest(cell=cell, dtype=dtype, B=B, T=T, N=N, D=D):
+                Wx, R, b = inputs(cell, B, T, N, D, dtype)
+                states, last = flashrnn(Wx, R, b, function=cell, backend="auto")
+                grads = torch.randn_like(states)
+                torch.autograd.backward((states,), (grads,))
+                ref = [t.detach().double().requires_grad_() for t in (Wx, R, b)]
+                ref_states, ref_last = flashrnn(*ref, function=cell, backend="vanilla")
+                torch.autograd.backward((ref_states,), (grads.double(),))
+                tol = TOLERANCE[dtype] * (4 if T == 1024 else 1)
+                h = slice(0, 1) if cell == "slstm" else slice(None)
+                torch.testing.assert_close(states[h].double(), ref_states[h], rtol=tol, atol=tol)
+                torch.testing.assert_close(last.double(), ref_last, rtol=tol, atol=tol)
+                if cell != "slstm":
+                    for t, r in zip((Wx, R, b), ref):
+                        scale = r.grad.abs().max().clamp_min(1.0)
+                        torch.testing.assert_close(t.grad.double() / scale, r.grad / scale,
+                                                   rtol=tol * 4, atol=tol * 4)
+
+    def test_flashrnn_backend_names(self):
+        for backend in ("cuda_fused", "cuda", "vanilla", "auto"):
+            Wx, R, b = inputs("lstm", 4, 16, 2, 64, torch.bfloat16)
+            states, _ = flashrnn(Wx, R, b, backend=backend)
+            self.assertEqual(states.shape, (2, 4, 16, 2, 64))
+
+
+@unittest.skipUnless(CUDA, "no CUDA device")
+class ScanGpuTest(unittest.TestCase):
+    def test_against_float64(self):
+        for dtype, T, layout in itertools.product(TOLERANCE, (1, 3, 1000, 4096), ("bdt", "btd")):
+            with self.subTest(dtype=dtype, T=T, layout=layout):
+                shape = (4, 96, T) if layout == "bdt" else (4, T, 96)
+                a = torch.rand(shape, device="cuda").mul(0.2).add(0.8)
+                b = torch.randn(shape, device="cuda")
+                x0 = torch.randn(4, 96, device="cuda")
+                x, last = scan(a.to(dtype), b.to(dtype), x0=x0, layout=layout, return_last=True)
+                ref, ref_last = scan(a.double(), b.double(), x0=x0.double(), layout=layout,
+                                     return_last=True)
+                tol = TOLERANCE[dtype] * 10
+                torch.testing.assert_close(x.double(), ref, rtol=tol, atol=tol)
+                torch.testing.assert_close(last.double(), ref_last, rtol=tol, atol=tol)
+
+
+class TinyLstmLm(torch.nn.Module):
+    def __init__(self, vocab=64, heads=2, head_dim=32):
+        super().__init__()
+        width = heads * head_dim
+        self.heads, self.head_dim = heads, head_dim
+        self.embed = torch.nn.Embedding(vocab, width)
+        self.proj = torch.nn.Linear(width, 4 * width)
+        self.R = torch.nn.Parameter(torch.randn(4, heads, head_dim, head_dim) / head_dim ** 0.5)
+        self.b = torch.nn.Parameter(torch.zeros(4, heads, head_dim))
+        self.out = torch.nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        B, T = tokens.shape
+        Wx = self.proj(self.embed(tokens)).view(B, T, 4, self.heads, self.head_dim)
+        states, _ = flashrnn(Wx, self.R, self.b, function="lstm")
+        return self.out(states[0].reshape(B, T, -1))
+
+
+@unittest.skipUnless(CUDA, "no CUDA device")
+class CompileAndGraphTest(unittest.TestCase):
+    def test_compile_fullgraph_inductor_lstm_lm(self):
+        torch.manual_seed(0)
+        model = TinyLstmLm().cuda()
+        tokens = torch.randint(0, 64, (4, 32), device="cuda")
+
+        def loss_fn(m):
+            logits = m(tokens)
+            return torch.nn.functional.cross_entropy(logits.flatten(0, 1), tokens.flatten())
+
+        eager = loss_fn(model)
+        eager_grads = torch.autograd.grad(eager, list(model.parameters()))
+        compiled = torch.compile(model, fullgraph=True)
+        loss = loss_fn(compiled)
+        grads = torch.autograd.grad(loss, list(model.parameters()))
+        torch.testing.assert_close(loss, eager, rtol=1e-4, atol=1e-4)
+        for g, e in zip(grads, eager_grads):
+            torch.testing.assert_close(g, e, rtol=1e-3, atol=1e-3)
+
+    def test_cuda_graph_capture_forward_and_backward(self):
+        for backend in ("fused", "alternating"):
+            with self.subTest(backend=backend):
+                Wx, R, b = inputs("lstm", 8, 64, 2, 64, torch.bfloat16)
+                static = [t.detach().clone().requires_grad_() for t in (Wx, R, b)]
+
+                def step():
+                    states, last = flashrnn(*static, backend=backend)
+                    (states.float().square().sum() + last.float().sum()).backward()
+                    return states
+
+                stream = torch.cuda.Stream()
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    for _ in range(2):  # warm-up outside capture
+                        for t in static:
+                            t.grad = None
+                        step()
+                torch.cuda.current_stream().wait_stream(stream)
+                graph = torch.cuda.CUDAGraph()
+                for t in static:
+                    t.grad = None
+                with torch.cuda.graph(graph):
+                    captured = step()
+                with torch.no_grad():
+                    for s, t in zip(static, (Wx, R, b)):
+                        s.copy_(t * 0.5)
+                graph.replay()
+                torch.cuda.synchronize()
+                fresh = [(t * 0.5).detach().requires_grad_() for t in (Wx, R, b)]
+                expected, last = flashrnn(*fresh, backend=backend)
+                (expected.float().square().sum() + last.float().sum()).backward()
+                torch.testing.assert_close(captured, expected)
+                torch.testing.assert_close(static[0].grad, fresh[0].grad, rtol=2e-2, atol=2e-2)
+
+
+@unittest.skipUnless(CUDA, "no CUDA device")
+class ImportTimeGpuTest(unittest.TestCase):
+    def test_import_and_first_call_compile_nothing(self):
+        code = ("import time, torch; torch.cuda.init(); t = time.perf_counter(); "
+                "import flashtrain; i = time.perf_counter() - t; "
+                "Wx = torch.randn(2, 3, 4, 1, 64, device='cuda', dtype=torch.bfloat16); "
+                "R = torch.randn(4, 1, 64, 64, device='cuda', dtype=torch.bfloat16); "
+                "b = torch.zeros(4, 1, 64, device='cuda', dtype=torch.bfloat16); "
+                "t = time.perf_counter(); flashtrain.flashrnn(Wx, R, b); torch.cuda.synchronize(); "
+                "print(i, time.perf_counter() - t)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=os.environ, check=True)
+        import_s, first_call_s = map(float, out.stdout.split()[-2:])
+        self.assertLess(import_s, 1.0)
+        self.assertLess(first_call_s, 5.0)  # no JIT compile (FlashRNN's first call takes minutes)
+
+
+if __name__ == "__main__":
+    unittest.main()
