@@ -299,6 +299,18 @@ class MalformedExportTest(unittest.TestCase):
         os.remove(os.path.join(directory, "model.safetensors"))
         self.assertRefused(directory, "has no model.safetensors")
 
+    def test_unreadable_files(self):
+        directory = self.edited()
+        with open(os.path.join(directory, "model.safetensors"), "wb") as f:
+            f.write(b"not a safetensors file")
+        self.assertRefused(directory, "model.safetensors cannot be read")
+        directory = self.edited()
+        with open(os.path.join(directory, "config.json"), "w") as f:
+            f.write("{")
+        self.assertRefused(directory, "config.json is not valid JSON")
+        with self.assertRaisesRegex(ValueError, "dtype must be a floating torch.dtype"):
+            flashtrain.load_export(EXPORTS["residual_lstm_ffn"], dtype=torch.int32)
+
     def test_not_an_export(self):
         self.assertRefused(self.edited(lambda c: c.update(format_version=2)),
                            "is not a flashtrain export of format version 1")
