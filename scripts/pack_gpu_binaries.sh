@@ -7,7 +7,8 @@
 # same torch wheel (its libraries are found through its python3).
 #
 #   bash scripts/pack_gpu_binaries.sh [target ...]
-#   default targets: flashrnn_ops_tests flashbench models_tests
+#   default targets: flashrnn_ops_tests flashbench models_tests; flashtrain_torch packs
+#   the Python extension (tests/gpu/run_python_tests.sh runs the package's tests)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 targets=("$@")
@@ -15,6 +16,8 @@ targets=("$@")
 cmake --build build -j"$(nproc)" --target "${targets[@]}"
 rm -rf build-bin && mkdir -p build-bin
 for t in "${targets[@]}"; do
+  # The Python extension's file is build/python/_C.so (python/CMakeLists.txt).
+  if [[ $t == flashtrain_torch ]]; then xz -T0 -6 -c build/python/_C.so > build-bin/$t.xz; continue; fi
   exe=$(find build -type f -executable -name "$t" -not -path '*/CMakeFiles/*' | head -1)
   [[ -n "$exe" ]] || { echo "no executable for target $t" >&2; exit 1; }
   xz -T0 -6 -c "$exe" > "build-bin/$t.xz"
