@@ -1,4 +1,4 @@
-// What bounds one step of the 1x768 tensor-core forward (docs/kernels.md v17).
+// What bounds one step of the 1x768 tensor-core forward (experiments/flashbench/HISTORY.md v17).
 //
 // One 16-CTA cluster of 12 warps runs the step of tc_forward.cuh's inference
 // loop at LSTM 1x768, B = 16, with its tiling (K split over the two warps of

@@ -52,7 +52,7 @@ struct PreciseMath {
 // is PreciseMath. Subnormal results and operands flush to zero (.ftz): without
 // it each ex2 / lg2 / rcp came with a compare and two rescaling multiplies for
 // the subnormal range (sLSTM's cell: 33 compares in a 459-instruction step,
-// docs/kernels.md v14), and a gate or quotient of 1e-38 is 0 to the model.
+// experiments/flashbench/HISTORY.md v14), and a gate or quotient of 1e-38 is 0 to the model.
 struct FastMath {
 #if defined(__CUDA_ARCH__)
   __device__ __forceinline__ static float tanh(float x) {

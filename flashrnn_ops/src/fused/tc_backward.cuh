@@ -14,7 +14,7 @@
 // of its own dims and sends those of another CTA's dims to that CTA: per CTA
 // and step (Q - 1)·16·Dc floats, where sending its δ(R h) slice to every CTA
 // sent Q·16·G·Dc 2-byte values and made every warp read the whole head's
-// tile (12×64: 2 KiB instead of 8, docs/kernels.md v14). The MMA leaves the
+// tile (12×64: 2 KiB instead of 8, experiments/flashbench/HISTORY.md v14). The MMA leaves the
 // sums exactly on the threads that own (b, k) in the pointwise part, so a
 // step needs one barrier and one wait for the others' sums. What the
 // pointwise part reads from memory (cache(t), the slots of states(t-1) the
@@ -44,7 +44,7 @@
 // δ(R h)_t goes to global memory from the tile, once complete (in step t-1):
 // 16 bytes a store, the CTA's dims of each row and gate (4-byte stores from
 // each thread's registers, 8 rows apart, had kept the memory pipe busy:
-// docs/kernels.md v12). d_rh is laid out for δR's one GEMM (from d_wx it took 4
+// experiments/flashbench/HISTORY.md v12). d_rh is laid out for δR's one GEMM (from d_wx it took 4
 // strided GEMMs, v10f). Where the cell's δWx equals δ(R h) (Cell::kDrhIsDwx)
 // the same 16 bytes go to d_wx; otherwise each thread stores its δWx from
 // registers.
@@ -399,7 +399,7 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
   // the final step and std::false_type in the loop between, whose code then
   // has neither case: their address arithmetic and predicated loads ran every
   // step (together with the fetch's per-copy predicates, 661 of v10b's
-  // instructions per warp and step at 12x64 became 466: docs/kernels.md v10c).
+  // instructions per warp and step at 12x64 became 466: experiments/flashbench/HISTORY.md v10c).
   const auto step = [&](int t, auto last, auto initial) {
     if constexpr (kPrefetch > 0) mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
     sync_step();           // everyone's are; the CTA's δ(R h)_{t+1} is in its tile

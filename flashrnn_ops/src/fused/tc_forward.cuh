@@ -26,7 +26,7 @@
 // (TcForward::kSaveTile): step t writes it, step t+1 copies it to global
 // memory in 16-byte chunks of a row once it has published its own h (a
 // thread's own stores are 8 rows of 4 or 8 bytes each). Other heads store
-// from registers (docs/kernels.md v13, v14).
+// from registers (experiments/flashbench/HISTORY.md v13, v14).
 #pragma once
 
 #include "fused/cluster_exchange.cuh"
@@ -334,7 +334,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     // tile, its saves, with no branch from the first element to the last
     // (kResets aside): with one per element (the forward clip's) the compiler
     // ran each element's chain alone (sLSTM 12x64 forward 1.01 -> 0.66 ms
-    // without, docs/kernels.md v15).
+    // without, experiments/flashbench/HISTORY.md v15).
     float h_fed[NG][RW][2], cache[NG][RW][2][Cell::kCache];
     // In a cluster h goes out before the saves reach global memory: the other
     // CTAs wait for it, nobody waits for those (12x64 LSTM recording forward
@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     // Where a row's h goes to 4 or more CTAs, as soon as the row's cells are
     // done (LSTM 3x256 forward 1.26 -> 0.97 ms); to 2, once every element's
     // cell is (the cells' chains interleave: sLSTM 12x64 recording forward
-    // 1.13 -> 0.99; docs/kernels.md v15). The last step's h is read by no one
+    // 1.13 -> 0.99; experiments/flashbench/HISTORY.md v15). The last step's h is read by no one
     // but goes out too: no branch (each CTA waits for it before it exits).
     // By slice each thread stores its h into its own tile, and the slice
     // goes out once the CTA's threads all have.

@@ -27,7 +27,7 @@ constexpr int kTcRows = 16;  // batch rows per CTA
 // on a device with clusters an LSTM or sLSTM head is split further, into CTAs
 // of at most kTcSplitCtaWarps: half the warps per SM halve each scheduler's
 // instruction stream per step (12x64 LSTM forward+backward 4.04 -> 2.94 ms on
-// an H100, docs/kernels.md v9) — or kTcWideCtaWarps where the head has more
+// an H100, experiments/flashbench/HISTORY.md v9) — or kTcWideCtaWarps where the head has more
 // warps than the largest cluster of such CTAs holds (over 64: 768 dims are 96
 // warps). One CTA of 16 warps was slower still: its registers are capped at
 // 128 per thread, and R alone takes 64 at 128 dims.
@@ -106,7 +106,7 @@ constexpr int tc_forward_prefetch(int gates, int head_dim) { return tc_shared_r_
 // whose k-tiles lie within the CTAs' slices (cta_dims a multiple of 16) and
 // whose two K parts start at a slice (an even cluster). 1x768: 3.33 -> 2.65 us
 // a step in the step's skeleton (experiments/flashbench/step_floor_probe.cu,
-// docs/kernels.md v17). Other heads st.async each element to every CTA.
+// experiments/flashbench/HISTORY.md v17). Other heads st.async each element to every CTA.
 constexpr bool tc_slice_exchange(int gates, int head_dim, int cluster) {
   return tc_k_split(gates, head_dim) == 2 && cluster % 2 == 0 && head_dim / cluster % 16 == 0;
 }
@@ -216,7 +216,7 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
 // cache (C) and the h fed to the next step, [S (+ C + 1)][16][Dc + 8] floats
 // each, which the next step copies to global memory 16 bytes a store once it
 // has published its h (a thread's own values are 8 rows of 4 or 8 bytes each
-// per store: docs/kernels.md v13, v14). A launch asks for the tiles its kernel
+// per store: experiments/flashbench/HISTORY.md v13, v14). A launch asks for the tiles its kernel
 // uses (the inference forward's are smaller: sLSTM at B = 256 keeps its CTAs
 // per SM). They are not in the cluster's choice (tc_cluster_size): with them
 // the forward still fits kTcSmemBudget (static_assert below).
@@ -282,7 +282,7 @@ struct TcForward {
 // (1x768: 12 slices of 18 KiB a step), so where two stages would leave it
 // fewer than kTcMinTwoStageRing slots (sLSTM 1x768: 2) a streaming head takes
 // one stage, fetched at the top of its own step and waited for after the
-// MMA, to give the ring its room (docs/kernels.md v16).
+// MMA, to give the ring its room (experiments/flashbench/HISTORY.md v16).
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
