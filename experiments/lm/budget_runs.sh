@@ -1,15 +1,10 @@
 #!/usr/bin/env bash
-# Issue 10, section 2: the five language models at one parameter budget
+# experiments/README.md section 2: the five language models at one parameter budget
 # (about 33 M parameters besides the 12.6 M of the tied embedding) on the full
 # offline corpus, one pass (600 steps x 64 x 1024 tokens = 39.3 M tokens, the
 # configs' recipe: AdamW, lr 1e-3, cosine, bf16), validation every 100 steps.
-# The models, with what differs from their config in configs/ (flashtrain
-# prints the exact counts into each log):
-#   lstm_12head   6 blocks                       33.05 M
-#   lstm_1head    4 blocks, feed-forward x 5/3   33.05 M  (the dense R costs 2.4 M per block)
-#   slstm_12head  12 blocks                      33.14 M  (its W is block-diagonal per head)
-#   transformer   6 blocks, feed-forward x 1.75  32.74 M
-#   linear_scan   6 blocks, feed-forward x 1.75  32.74 M
+# The models and what differs from their config in configs/: budget_models.sh
+# (flashtrain prints the exact counts into each log).
 # The runs share out the machine's GPUs, one run per GPU at a time (a run's
 # tokens/s is its own GPU's). Logs, metrics, summary.json (summarize_runs.py)
 # and the loss / throughput figure (plot_metrics.py, if matplotlib is there)
@@ -27,13 +22,7 @@ STEPS="${STEPS:-600}"
 CAP="${CAP:-540}"
 OUT="${OUT:-build-gpu/lm-budget}"
 RUNS=/tmp/flashtrain-lm-budget
-declare -A CONFIG=([lstm_12head]=lstm_12head [lstm_1head]=lstm_1head [slstm_12head]=slstm_12head
-  [transformer]=transformer [linear_scan]=lstm_12head)
-declare -A CHANGES=([lstm_12head]="--model.n_layers=6"
-  [lstm_1head]="--model.n_layers=4 --model.ffn_factor=1.6666666666666667"
-  [slstm_12head]="--model.n_layers=12"
-  [transformer]="--model.n_layers=6 --model.ffn_factor=1.75 --model.ffn_multiple_of=64"
-  [linear_scan]="--model.kind=linear_scan --model.n_layers=6 --model.ffn_factor=1.75")
+source experiments/lm/budget_models.sh
 # Slowest first, so the queues of the GPUs end close together.
 MODELS=("$@")
 ((${#MODELS[@]})) || MODELS=(lstm_1head slstm_12head lstm_12head transformer linear_scan)

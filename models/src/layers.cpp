@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "flashrnn/layers.h"
 #include "flashtrain/models/causal_conv.h"
 #include "flashtrain/models/errors.h"
 #include "flashtrain/models/feed_forward.h"
@@ -30,8 +31,7 @@ HeadwiseNormImpl::HeadwiseNormImpl(int64_t num_heads, int64_t head_dim, double e
 }
 
 torch::Tensor HeadwiseNormImpl::forward(const torch::Tensor& x) {
-  const torch::Tensor normed = at::layer_norm(x, {head_dim_}, /*weight=*/{}, /*bias=*/{}, eps_);
-  return normed.flatten(-2) * weight_;
+  return flashrnn::headwise_norm(x.flatten(-2), weight_, num_heads_, eps_);
 }
 
 int64_t GatedFeedForwardImpl::hidden_dim(int64_t d_model, const FeedForwardOptions& options) {
@@ -93,19 +93,14 @@ CausalDepthwiseConvImpl::CausalDepthwiseConvImpl(int64_t channels, int64_t kerne
 }
 
 torch::Tensor CausalDepthwiseConvImpl::forward(const torch::Tensor& x) {
-  // Pad K-1 zeros in front so that output t sees inputs t-K+1 .. t only.
-  const torch::Tensor channels_first =
-      torch::constant_pad_nd(x.transpose(1, 2), {kernel_size_ - 1, 0});
-  const int64_t stride[] = {1}, padding[] = {0}, dilation[] = {1};
-  return at::conv1d(channels_first, weight_, bias_, stride, padding, dilation, /*groups=*/channels_)
-      .transpose(1, 2);
+  return flashrnn::causal_conv_silu(x, weight_, bias_);
 }
 
 std::pair<torch::Tensor, torch::Tensor> CausalDepthwiseConvImpl::step(const torch::Tensor& x_t,
                                                                       const torch::Tensor& window) {
   const torch::Tensor inputs = torch::cat({window, x_t.unsqueeze(1)}, 1);  // [B, K, C]
   const torch::Tensor taps = weight_.squeeze(1).t();                       // [K, C]
-  const torch::Tensor y = (inputs * taps).sum(1) + bias_;
+  const torch::Tensor y = torch::silu((inputs * taps).sum(1) + bias_);
   return {y, inputs.narrow(1, 1, kernel_size_ - 1)};
 }
 

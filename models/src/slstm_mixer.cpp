@@ -1,11 +1,13 @@
 #include "flashtrain/models/slstm_mixer.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <string>
 
 #include "flashrnn/flashrnn.h"
 #include "flashtrain/models/errors.h"
+#include "headwise_gates.h"
 #include "init.h"
 #include "op_states.h"
 
@@ -39,6 +41,12 @@ int64_t checked_head_dim(int64_t d_model, const SlstmBlockOptions& o) {
   return d_model / o.num_heads;
 }
 
+// The dtype the block computes in: autocast's where it is on for x's device.
+torch::ScalarType compute_dtype(const torch::Tensor& x) {
+  const c10::DeviceType device = x.device().type();
+  return at::autocast::is_autocast_enabled(device) ? at::autocast::get_autocast_dtype(device) : x.scalar_type();
+}
+
 }  // namespace
 
 SlstmMixer::SlstmMixer(const BlockContext& context, const SlstmBlockOptions& options)
@@ -64,11 +72,10 @@ SlstmMixer::SlstmMixer(const BlockContext& context, const SlstmBlockOptions& opt
 }
 
 torch::Tensor SlstmMixer::gate_inputs(const torch::Tensor& x, const torch::Tensor& x_conv) {
-  const std::vector<int64_t> shape{x.size(0), x.size(1), num_heads_, head_dim_};
   // i and f see the conv path (local context), z and o the block input itself.
-  return torch::stack({igate_(x_conv).view(shape), fgate_(x_conv).view(shape),
-                       zgate_(x).view(shape), ogate_(x).view(shape)},
-                      2);
+  const torch::Tensor weights =
+      torch::stack({igate_->weight(), fgate_->weight(), zgate_->weight(), ogate_->weight()});
+  return headwise_gate_projection(x_conv, x, weights);
 }
 
 flashrnn::Options SlstmMixer::op_options() const {
@@ -80,14 +87,18 @@ flashrnn::Options SlstmMixer::op_options() const {
 
 torch::Tensor SlstmMixer::output(const torch::Tensor& h) { return group_norm_(h); }
 
-torch::Tensor SlstmMixer::forward(const torch::Tensor& x) {
-  const torch::Tensor x_conv = conv_ ? torch::silu(conv_(x)) : x;
+torch::Tensor SlstmMixer::forward(const torch::Tensor& x_in) {
+  // One cast to the compute dtype (autocast's, else x's) for the conv and the
+  // projections: the custom ops and the stacked matmul input see no autocast.
+  const torch::Tensor x = x_in.to(compute_dtype(x_in));
+  const torch::Tensor x_conv = conv_ ? conv_(x) : x;
   const flashrnn::Result result =
       flashrnn::flashrnn(gate_inputs(x, x_conv), r_, b_, std::nullopt, op_options());
   return output(result.states_all[0]);
 }
 
-StepOutput SlstmMixer::forward_step(const torch::Tensor& x_t, const BlockState& state) {
+StepOutput SlstmMixer::forward_step(const torch::Tensor& x_in, const BlockState& state) {
+  const torch::Tensor x_t = x_in.to(compute_dtype(x_in));
   const int64_t batch = x_t.size(0);
   const torch::Tensor& states =
       state_entry(state, "states", {batch, kStates, num_heads_, head_dim_}, kName);
@@ -97,7 +108,7 @@ StepOutput SlstmMixer::forward_step(const torch::Tensor& x_t, const BlockState& 
     const torch::Tensor& window =
         state_entry(state, "conv_window", {batch, conv_->kernel_size() - 1, d_model_}, kName);
     auto [y, next_window] = conv_->step(x_t, window);
-    x_conv = torch::silu(y);
+    x_conv = y.to(x_t.scalar_type());
     out.state["conv_window"] = next_window;
   }
   const flashrnn::Result result =

@@ -11,6 +11,7 @@
 #include "flashtrain/models/recurrent_mixer.h"
 #include "flashtrain/models/residual_block.h"
 #include "flashtrain/models/rotary.h"
+#include "headwise_gates.h"
 #include "model_test_util.h"
 
 namespace flashtrain::models::testing {
@@ -109,7 +110,7 @@ TEST(RecurrentMixerLayout, BlockDiagonalInputIsDenseWithZeroOffHeadBlocks) {
 }
 
 // The conv is torch's Conv1d(groups = C, padding = K-1) with the outputs past
-// the end dropped, so an export loads into that module.
+// the end dropped (then SiLU), so an export loads into that module.
 TEST(CausalDepthwiseConvLayout, IsTorchConv1dPaddedOnTheLeft) {
   torch::manual_seed(4);
   const int64_t channels = 5, kernel = 4, steps = 9;
@@ -124,8 +125,31 @@ TEST(CausalDepthwiseConvLayout, IsTorchConv1dPaddedOnTheLeft) {
     reference->bias.copy_(param(*conv, "bias"));
   }
   const torch::Tensor x = torch::randn({2, steps, channels}, f64);
-  const torch::Tensor want = reference(x.transpose(1, 2)).narrow(2, 0, steps).transpose(1, 2);
+  const torch::Tensor want = torch::silu(reference(x.transpose(1, 2)).narrow(2, 0, steps).transpose(1, 2));
   EXPECT_LT(max_abs_diff(conv(x), want), 1e-12);
+}
+
+// The sLSTM's gate projections: gate g of head n is weights[g, n] applied to
+// head n's slice of x_if (i, f) or x_zo (z, o), in Wx's [B, T, 4, N, D];
+// gradients as those of the einsum that says so.
+TEST(HeadwiseGateProjection, IsOneHeadwiseMatmulPerGate) {
+  torch::manual_seed(6);
+  const int64_t heads = 3, d = 4;
+  const torch::Tensor x_if = torch::randn({2, 5, heads * d}, f64).requires_grad_(true);
+  const torch::Tensor x_zo = torch::randn({2, 5, heads * d}, f64).requires_grad_(true);
+  const torch::Tensor w = torch::randn({4, heads, d, d}, f64).requires_grad_(true);
+  const torch::Tensor got = headwise_gate_projection(x_if, x_zo, w);
+  const auto per_gate = [&](const torch::Tensor& x, int64_t g) {
+    return torch::einsum("btni,noi->btno", {x.view({2, 5, heads, d}), w[g]});
+  };
+  const torch::Tensor want =
+      torch::stack({per_gate(x_if, 0), per_gate(x_if, 1), per_gate(x_zo, 2), per_gate(x_zo, 3)}, 2);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_LT(max_abs_diff(got, want), 1e-12);
+  const torch::Tensor probe = torch::randn_like(want);
+  const auto got_grads = torch::autograd::grad({(got * probe).sum()}, {x_if, x_zo, w});
+  const auto want_grads = torch::autograd::grad({(want * probe).sum()}, {x_if, x_zo, w});
+  for (int i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(got_grads[i], want_grads[i]), 1e-12) << "gradient " << i;
 }
 
 TEST(Rotary, ScoresDependOnlyOnRelativePosition) {

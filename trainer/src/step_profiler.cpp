@@ -37,11 +37,15 @@ bool contains_any(const std::string& text, std::initializer_list<const char*> wo
 std::string profile_category(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-  // Our kernels live in namespace flashrnn (the scan op in flashrnn::scan).
+  // Our kernels live in namespace flashrnn (the scan op in flashrnn::scan,
+  // the sLSTM block's norm and convolution in flashrnn::layers).
   if (contains_any(lower, {"flashrnn::scan", "scan_"})) return "scan op";
+  if (contains_any(lower, {"causal_conv", "conv_depthwise", "convolution"})) return "convolution";
+  if (contains_any(lower, {"flashrnn::layers"}) && contains_any(lower, {"norm"})) return "norm";
   if (contains_any(lower, {"flashrnn"})) return "recurrent op";
   if (contains_any(lower, {"flash_fwd", "flash_bwd", "fmha", "attention", "sdpa"})) return "attention";
-  if (contains_any(lower, {"gemm", "xmma", "cutlass", "cublas", "aten::mm", "aten::addmm", "aten::bmm",
+  // cuBLAS's Hopper GEMMs are named nvjet_*.
+  if (contains_any(lower, {"gemm", "xmma", "cutlass", "cublas", "nvjet", "aten::mm", "aten::addmm", "aten::bmm",
                            "aten::linear", "aten::matmul"}))
     return "GEMM";
   if (contains_any(lower, {"adam", "multi_tensor", "foreach"})) return "optimizer";

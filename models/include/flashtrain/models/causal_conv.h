@@ -1,4 +1,4 @@
-// The causal depthwise convolution in front of the sLSTM's i and f gates.
+// The causal depthwise convolution + SiLU in front of the sLSTM's i and f gates.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -8,8 +8,8 @@
 
 namespace flashtrain::models {
 
-// y[t, c] = bias[c] + sum_k weight[c, 0, k] * x[t - (K-1) + k, c], zeros before
-// the first token. Parameters: "weight" [C, 1, K] (torch's Conv1d layout, so an
+// y[t, c] = silu(bias[c] + sum_k weight[c, 0, k] * x[t - (K-1) + k, c]), zeros
+// before the first token (flashrnn::causal_conv_silu: one kernel on a GPU). Parameters: "weight" [C, 1, K] (torch's Conv1d layout, so an
 // export loads into nn.Conv1d(groups=C)), "bias" [C]; both U(-1/sqrt K, 1/sqrt K)
 // as nn.Conv1d.
 class CausalDepthwiseConvImpl : public torch::nn::Module {

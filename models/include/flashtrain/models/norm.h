@@ -25,7 +25,8 @@ TORCH_MODULE(Norm);
 
 // xLSTM's group norm: a layer norm over each head's D units separately, then a
 // weight over all N*D. Input [..., N, D], output [..., N*D]. Parameter:
-// "weight" [N*D], init ones.
+// "weight" [N*D], init ones. The output has the input's dtype (statistics in
+// float32: flashrnn::headwise_norm, one kernel on a GPU).
 class HeadwiseNormImpl : public torch::nn::Module {
  public:
   HeadwiseNormImpl(int64_t num_heads, int64_t head_dim, double eps);

@@ -1,0 +1,15 @@
+# The five language models of the parameter-budget comparison (experiments/README.md
+# section 2): the config each starts from and what differs from it. Sourced by
+# budget_runs.sh and profile_step.sh so that both run the same geometry.
+#   lstm_12head   6 blocks                       33.05 M besides the tied embedding
+#   lstm_1head    4 blocks, feed-forward x 5/3   33.05 M  (the dense R costs 2.4 M per block)
+#   slstm_12head  12 blocks                      33.14 M  (its W is block-diagonal per head)
+#   transformer   6 blocks, feed-forward x 1.75  32.74 M
+#   linear_scan   6 blocks, feed-forward x 1.75  32.74 M
+declare -A CONFIG=([lstm_12head]=lstm_12head [lstm_1head]=lstm_1head [slstm_12head]=slstm_12head
+  [transformer]=transformer [linear_scan]=lstm_12head)
+declare -A CHANGES=([lstm_12head]="--model.n_layers=6"
+  [lstm_1head]="--model.n_layers=4 --model.ffn_factor=1.6666666666666667"
+  [slstm_12head]="--model.n_layers=12"
+  [transformer]="--model.n_layers=6 --model.ffn_factor=1.75 --model.ffn_multiple_of=64"
+  [linear_scan]="--model.kind=linear_scan --model.n_layers=6 --model.ffn_factor=1.75")

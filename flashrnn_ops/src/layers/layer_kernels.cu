@@ -1,0 +1,411 @@
+// The kernels of flashrnn/layers.h. Memory-bound: each reads its inputs once
+// (rows and time windows are kept in registers) and accumulates in float32.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "layers/layer_launch.h"
+
+namespace flashrnn::layers {
+namespace {
+
+// A row of the norm is held by at most a warp, kNormPairsPerLane pairs a lane.
+constexpr int kNormPairsPerLane = kMaxNormHeadDim / (2 * 32);
+constexpr int kThreads = 256;
+// Per-chunk partial sums of the parameter gradients: enough chunks to fill
+// the GPU, few enough that summing them is cheap.
+constexpr int64_t kRowsPerChunk = 128;
+constexpr int kMaxChunks = 1024;
+
+__device__ __forceinline__ float sigmoid(float a) { return 1.0f / (1.0f + __expf(-a)); }
+
+template <class T>
+__device__ __forceinline__ float load(const T* p) { return static_cast<float>(*p); }
+template <class T>
+__device__ __forceinline__ void store(T* p, float v) { *p = static_cast<T>(v); }
+
+int chunks_for(int64_t rows) { return int(std::clamp<int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks)); }
+
+// Two consecutive values of T as floats, and back (the callers keep pairs
+// aligned: even widths, even offsets).
+template <class T> struct PairOf;
+template <> struct PairOf<float> { using type = float2; };
+template <> struct PairOf<__nv_bfloat16> { using type = __nv_bfloat162; };
+template <> struct PairOf<__half> { using type = __half2; };
+
+template <class T>
+__device__ __forceinline__ void load_pair(const T* p, float& a, float& b) {
+  const typename PairOf<T>::type v = *reinterpret_cast<const typename PairOf<T>::type*>(p);
+  a = static_cast<float>(v.x);
+  b = static_cast<float>(v.y);
+}
+template <class T>
+__device__ __forceinline__ void store_pair(T* p, float a, float b) {
+  typename PairOf<T>::type v;
+  v.x = static_cast<T>(a);
+  v.y = static_cast<T>(b);
+  *reinterpret_cast<typename PairOf<T>::type*>(p) = v;
+}
+
+// ---- headwise norm: a group of `group` lanes per row of head_dim values ----
+// Lane l of a group holds pairs l, l + group, l + 2·group, ... of its row in
+// registers (at most kNormPairsPerLane): one read of x, one write of y.
+
+__device__ __forceinline__ float group_sum(float v, int group) {
+  for (int offset = group / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+struct NormRow {
+  int64_t row;
+  int lane;
+  bool active;
+};
+
+__device__ __forceinline__ NormRow norm_row(const HeadwiseNormShape& s, int group) {
+  const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  return {thread / group, int(threadIdx.x % group), thread / group < s.rows};
+}
+
+template <class T>
+__global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const float* __restrict__ weight,
+                                             T* __restrict__ y, float* __restrict__ mean_out,
+                                             float* __restrict__ rstd_out, HeadwiseNormShape s, float eps,
+                                             int group) {
+  const NormRow r = norm_row(s, group);  // inactive lanes still join the shuffles
+  const int pairs = s.head_dim / 2;
+  const int64_t base = r.row * s.head_dim;
+  float v[2 * kNormPairsPerLane];
+  float sum = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kNormPairsPerLane; ++p) {
+    const int pair = r.lane + p * group;
+    v[2 * p] = v[2 * p + 1] = 0.0f;
+    if (r.active && pair < pairs) load_pair(x + base + 2 * pair, v[2 * p], v[2 * p + 1]);
+    sum += v[2 * p] + v[2 * p + 1];
+  }
+  const float mean = group_sum(sum, group) / float(s.head_dim);
+  float squares = 0.0f;  // two passes over the registers: no cancellation
+#pragma unroll
+  for (int p = 0; p < kNormPairsPerLane; ++p) {
+    if (r.lane + p * group < pairs) squares += (v[2 * p] - mean) * (v[2 * p] - mean) + (v[2 * p + 1] - mean) * (v[2 * p + 1] - mean);
+  }
+  const float rstd = rsqrtf(group_sum(squares, group) / float(s.head_dim) + eps);
+  if (!r.active) return;
+  const float* w = weight + (r.row % s.heads) * s.head_dim;
+#pragma unroll
+  for (int p = 0; p < kNormPairsPerLane; ++p) {
+    const int pair = r.lane + p * group;
+    if (pair < pairs)
+      store_pair(y + base + 2 * pair, (v[2 * p] - mean) * rstd * w[2 * pair], (v[2 * p + 1] - mean) * rstd * w[2 * pair + 1]);
+  }
+  if (r.lane == 0) {
+    mean_out[r.row] = mean;
+    rstd_out[r.row] = rstd;
+  }
+}
+
+// dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · weight.
+template <class T>
+__global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const T* __restrict__ dy,
+                                                const float* __restrict__ weight, const float* __restrict__ mean,
+                                                const float* __restrict__ rstd, T* __restrict__ dx,
+                                                HeadwiseNormShape s, int group) {
+  const NormRow r = norm_row(s, group);
+  const int pairs = s.head_dim / 2;
+  const int64_t base = r.row * s.head_dim;
+  const float* w = weight + (r.row % s.heads) * s.head_dim;
+  const float mu = r.active ? mean[r.row] : 0.0f, rs = r.active ? rstd[r.row] : 0.0f;
+  float xhat[2 * kNormPairsPerLane], g[2 * kNormPairsPerLane];
+  float sum_g = 0.0f, sum_gx = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kNormPairsPerLane; ++p) {
+    const int pair = r.lane + p * group;
+    float x0 = 0.0f, x1 = 0.0f, d0 = 0.0f, d1 = 0.0f;
+    if (r.active && pair < pairs) {
+      load_pair(x + base + 2 * pair, x0, x1);
+      load_pair(dy + base + 2 * pair, d0, d1);
+      d0 *= w[2 * pair];
+      d1 *= w[2 * pair + 1];
+    }
+    xhat[2 * p] = (x0 - mu) * rs;
+    xhat[2 * p + 1] = (x1 - mu) * rs;
+    g[2 * p] = d0;
+    g[2 * p + 1] = d1;
+    sum_g += d0 + d1;
+    sum_gx += d0 * xhat[2 * p] + d1 * xhat[2 * p + 1];
+  }
+  const float mean_g = group_sum(sum_g, group) / float(s.head_dim);
+  const float mean_gx = group_sum(sum_gx, group) / float(s.head_dim);
+  if (!r.active) return;
+#pragma unroll
+  for (int p = 0; p < kNormPairsPerLane; ++p) {
+    const int pair = r.lane + p * group;
+    if (pair < pairs)
+      store_pair(dx + base + 2 * pair, rs * (g[2 * p] - mean_g - xhat[2 * p] * mean_gx),
+                 rs * (g[2 * p + 1] - mean_g - xhat[2 * p + 1] * mean_gx));
+  }
+}
+
+// partial[chunk, c] = Σ over the chunk's vectors of dy · x̂ in column c.
+template <class T>
+__global__ void headwise_norm_weight_grad_kernel(const T* __restrict__ x, const T* __restrict__ dy,
+                                                 const float* __restrict__ mean, const float* __restrict__ rstd,
+                                                 float* __restrict__ partial, HeadwiseNormShape s) {
+  const int columns = s.heads * s.head_dim;
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= columns) return;
+  const int64_t vectors = s.rows / s.heads;
+  const int64_t per_chunk = (vectors + gridDim.y - 1) / gridDim.y;
+  const int64_t first = blockIdx.y * per_chunk, last = min(vectors, first + per_chunk);
+  const int head = c / s.head_dim;
+  float acc = 0.0f;
+  for (int64_t v = first; v < last; ++v) {
+    const int64_t row = v * s.heads + head;
+    acc += load(dy + v * columns + c) * (load(x + v * columns + c) - mean[row]) * rstd[row];
+  }
+  partial[int64_t(blockIdx.y) * columns + c] = acc;
+}
+
+// ---- causal depthwise convolution + SiLU, [B, T, C] ----
+// A thread owns a pair of channels over a tile of kConvTile time steps of one
+// sequence and walks it in time order, the last kMaxCausalConvKernel inputs in
+// registers. Taps are right-aligned in a register array of kMaxCausalConvKernel
+// (zeros in front), so every register index is a compile-time constant.
+
+constexpr int kConvTile = 64;
+constexpr int kConvThreads = 128;
+constexpr int kK = kMaxCausalConvKernel;
+
+struct ConvTile {
+  int c;              // the first of the thread's two channels
+  int64_t sequence;   // b
+  int64_t first, end; // the tile's time steps [first, end)
+  bool active;
+};
+
+__device__ __forceinline__ ConvTile conv_tile(const CausalConvShape& s) {
+  const int64_t tiles = (s.steps + kConvTile - 1) / kConvTile;
+  ConvTile t;
+  t.c = 2 * int(blockIdx.x * blockDim.x + threadIdx.x);
+  t.sequence = blockIdx.y / tiles;
+  t.first = (blockIdx.y % tiles) * kConvTile;
+  t.end = min(s.steps, t.first + kConvTile);
+  t.active = t.c < s.channels;
+  return t;
+}
+
+// Right-aligned taps of channels c and c + 1.
+__device__ __forceinline__ void load_taps(const float* weight, int c, int kernel, float (&w0)[kK], float (&w1)[kK]) {
+#pragma unroll
+  for (int j = 0; j < kK; ++j) {
+    const int k = j - (kK - kernel);
+    w0[j] = k >= 0 ? weight[int64_t(c) * kernel + k] : 0.0f;
+    w1[j] = k >= 0 ? weight[int64_t(c + 1) * kernel + k] : 0.0f;
+  }
+}
+
+// The window before time step `first`: x at first − kK + 1 .. first − 1 in
+// slots 0 .. kK − 2 (zeros before t = 0 and where no tap reads).
+template <class T>
+__device__ __forceinline__ void load_window(const T* row, int64_t first, int kernel, int channels, float (&x0)[kK],
+                                            float (&x1)[kK]) {
+#pragma unroll
+  for (int j = 0; j < kK - 1; ++j) {
+    const int64_t t = first - (kK - 1) + j;
+    x0[j] = x1[j] = 0.0f;
+    if (t >= 0 && j >= kK - kernel) load_pair(row + t * channels, x0[j], x1[j]);
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kConvThreads) causal_conv_silu_forward_kernel(
+    const T* __restrict__ x, const float* __restrict__ weight, const float* __restrict__ bias, T* __restrict__ y,
+    CausalConvShape s) {
+  const ConvTile tile = conv_tile(s);
+  if (!tile.active) return;
+  const int64_t offset = tile.sequence * s.steps * s.channels + tile.c;
+  const T* xs = x + offset;
+  T* ys = y + offset;
+  float w0[kK], w1[kK], x0[kK], x1[kK];
+  load_taps(weight, tile.c, s.kernel, w0, w1);
+  const float b0 = bias[tile.c], b1 = bias[tile.c + 1];
+  load_window(xs, tile.first, s.kernel, s.channels, x0, x1);
+  for (int64_t t = tile.first; t < tile.end; ++t) {
+    load_pair(xs + t * s.channels, x0[kK - 1], x1[kK - 1]);
+    float a0 = b0, a1 = b1;
+#pragma unroll
+    for (int j = 0; j < kK; ++j) {
+      a0 += w0[j] * x0[j];
+      a1 += w1[j] * x1[j];
+    }
+    store_pair(ys + t * s.channels, a0 * sigmoid(a0), a1 * sigmoid(a1));
+#pragma unroll
+    for (int j = 0; j < kK - 1; ++j) {
+      x0[j] = x0[j + 1];
+      x1[j] = x1[j + 1];
+    }
+  }
+}
+
+__device__ __forceinline__ float silu_grad(float a) {
+  const float sg = sigmoid(a);
+  return sg * (1.0f + a * (1.0f - sg));
+}
+
+// One walk gives dx and the tile's parameter sums. g_t = dy_t · silu'(a_t)
+// (a recomputed) reaches dx at t − kK + 1 + j through tap j; those sums wait
+// in a ring, and the oldest is complete once g up to its t + K − 1 is in: the
+// walk runs K − 1 steps past the tile for it.
+template <class T>
+__global__ void __launch_bounds__(kConvThreads) causal_conv_silu_backward_kernel(
+    const T* __restrict__ x, const T* __restrict__ dy, const float* __restrict__ weight,
+    const float* __restrict__ bias, T* __restrict__ dx, float* __restrict__ partial, CausalConvShape s) {
+  const ConvTile tile = conv_tile(s);
+  if (!tile.active) return;
+  const int64_t offset = tile.sequence * s.steps * s.channels + tile.c;
+  const T* xs = x + offset;
+  const T* dys = dy + offset;
+  T* dxs = dx + offset;
+  float w0[kK], w1[kK], x0[kK], x1[kK];
+  float ring0[kK] = {}, ring1[kK] = {}, dw0[kK] = {}, dw1[kK] = {};
+  float db0 = 0.0f, db1 = 0.0f;
+  load_taps(weight, tile.c, s.kernel, w0, w1);
+  const float b0 = bias[tile.c], b1 = bias[tile.c + 1];
+  load_window(xs, tile.first, s.kernel, s.channels, x0, x1);
+  const int64_t walk_end = min(s.steps, tile.end + s.kernel - 1);
+  for (int64_t t = tile.first; t < tile.end + kK - 1; ++t) {
+    float g0 = 0.0f, g1 = 0.0f;
+    x0[kK - 1] = x1[kK - 1] = 0.0f;
+    if (t < walk_end) {
+      load_pair(xs + t * s.channels, x0[kK - 1], x1[kK - 1]);
+      float a0 = b0, a1 = b1;
+#pragma unroll
+      for (int j = 0; j < kK; ++j) {
+        a0 += w0[j] * x0[j];
+        a1 += w1[j] * x1[j];
+      }
+      float d0, d1;
+      load_pair(dys + t * s.channels, d0, d1);
+      g0 = d0 * silu_grad(a0);
+      g1 = d1 * silu_grad(a1);
+    }
+    if (t < tile.end) {
+      db0 += g0;
+      db1 += g1;
+#pragma unroll
+      for (int j = 0; j < kK; ++j) {
+        dw0[j] += g0 * x0[j];
+        dw1[j] += g1 * x1[j];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kK; ++j) {
+      ring0[j] += w0[j] * g0;
+      ring1[j] += w1[j] * g1;
+    }
+    const int64_t done = t - (kK - 1);  // ring slot 0's time step: complete now
+    if (done >= tile.first && done < tile.end) store_pair(dxs + done * s.channels, ring0[0], ring1[0]);
+#pragma unroll
+    for (int j = 0; j < kK - 1; ++j) {
+      ring0[j] = ring0[j + 1];
+      ring1[j] = ring1[j + 1];
+      x0[j] = x0[j + 1];
+      x1[j] = x1[j + 1];
+    }
+    ring0[kK - 1] = ring1[kK - 1] = 0.0f;
+  }
+  float* out = partial + int64_t(blockIdx.y) * (s.kernel + 1) * s.channels + tile.c;
+#pragma unroll
+  for (int j = 0; j < kK; ++j) {
+    const int k = j - (kK - s.kernel);
+    if (k >= 0) {
+      out[int64_t(k) * s.channels] = dw0[j];
+      out[int64_t(k) * s.channels + 1] = dw1[j];
+    }
+  }
+  out[int64_t(s.kernel) * s.channels] = db0;
+  out[int64_t(s.kernel) * s.channels + 1] = db1;
+}
+
+// The smallest power-of-two group whose lanes hold a row in registers.
+int norm_group(int head_dim) {
+  int group = 1;
+  while (group * 2 * kNormPairsPerLane < head_dim) group *= 2;
+  return group;
+}
+
+dim3 conv_grid(const CausalConvShape& s) {
+  const int64_t tiles = (s.steps + kConvTile - 1) / kConvTile;
+  return dim3(unsigned((s.channels / 2 + kConvThreads - 1) / kConvThreads), unsigned(s.batch * tiles));
+}
+
+}  // namespace
+
+bool headwise_norm_kernels_take(HeadwiseNormShape shape) {
+  return shape.head_dim % 2 == 0 && shape.head_dim <= kMaxNormHeadDim;
+}
+bool causal_conv_kernels_take(CausalConvShape shape) {
+  return shape.channels % 2 == 0 && shape.kernel >= 1 && shape.kernel <= kMaxCausalConvKernel &&
+         shape.batch * ((shape.steps + kConvTile - 1) / kConvTile) < (int64_t(1) << 31);
+}
+int headwise_norm_weight_chunks(HeadwiseNormShape shape) { return chunks_for(shape.rows / shape.heads); }
+int causal_conv_param_chunks(CausalConvShape shape) {
+  return int(shape.batch * ((shape.steps + kConvTile - 1) / kConvTile));
+}
+
+template <class T>
+cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, T* y, float* mean, float* rstd,
+                                         HeadwiseNormShape shape, float eps, cudaStream_t stream) {
+  const int group = norm_group(shape.head_dim);
+  const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
+  headwise_norm_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_headwise_norm_backward(const T* x, const T* dy, const float* weight, const float* mean,
+                                          const float* rstd, T* dx, float* d_weight_partial,
+                                          HeadwiseNormShape shape, int chunks, cudaStream_t stream) {
+  const int group = norm_group(shape.head_dim);
+  const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
+  headwise_norm_input_grad_kernel<T><<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
+  const int columns = shape.heads * shape.head_dim;
+  const dim3 grid((columns + kThreads - 1) / kThreads, chunks);
+  headwise_norm_weight_grad_kernel<T><<<grid, kThreads, 0, stream>>>(x, dy, mean, rstd, d_weight_partial, shape);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_causal_conv_silu_forward(const T* x, const float* weight, const float* bias, T* y,
+                                            CausalConvShape shape, cudaStream_t stream) {
+  causal_conv_silu_forward_kernel<T><<<conv_grid(shape), kConvThreads, 0, stream>>>(x, weight, bias, y, shape);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_causal_conv_silu_backward(const T* x, const T* dy, const float* weight, const float* bias,
+                                             T* dx, float* d_param_partial, CausalConvShape shape, int /*chunks*/,
+                                             cudaStream_t stream) {
+  causal_conv_silu_backward_kernel<T>
+      <<<conv_grid(shape), kConvThreads, 0, stream>>>(x, dy, weight, bias, dx, d_param_partial, shape);
+  return cudaGetLastError();
+}
+
+#define FLASHRNN_LAYER_INSTANTIATE(T)                                                                           \
+  template cudaError_t launch_headwise_norm_forward<T>(const T*, const float*, T*, float*, float*,              \
+                                                       HeadwiseNormShape, float, cudaStream_t);                 \
+  template cudaError_t launch_headwise_norm_backward<T>(const T*, const T*, const float*, const float*,         \
+                                                        const float*, T*, float*, HeadwiseNormShape, int,       \
+                                                        cudaStream_t);                                          \
+  template cudaError_t launch_causal_conv_silu_forward<T>(const T*, const float*, const float*, T*,             \
+                                                          CausalConvShape, cudaStream_t);                       \
+  template cudaError_t launch_causal_conv_silu_backward<T>(const T*, const T*, const float*, const float*, T*,  \
+                                                           float*, CausalConvShape, int, cudaStream_t);
+
+FLASHRNN_LAYER_INSTANTIATE(float)
+FLASHRNN_LAYER_INSTANTIATE(__nv_bfloat16)
+FLASHRNN_LAYER_INSTANTIATE(__half)
+
+}  // namespace flashrnn::layers

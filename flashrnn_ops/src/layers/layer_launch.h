@@ -1,0 +1,65 @@
+// The launchers of the layer kernels (layer_kernels.cu); torch-free, like
+// every .cu of the library. T: float, __nv_bfloat16 or __half. All tensors
+// are contiguous; weights and the float outputs are float32.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace flashrnn::layers {
+
+// The kernels take even head dims up to this (a row fits a warp's registers);
+// the op runs its reference composition for the others.
+constexpr int kMaxNormHeadDim = 256;
+
+struct HeadwiseNormShape {
+  int64_t rows;  // (number of x's vectors) × heads
+  int heads;
+  int head_dim;
+};
+
+bool headwise_norm_kernels_take(HeadwiseNormShape shape);
+
+// y = (x − mean) · rstd · weight per row of head_dim values; mean and rstd
+// [rows] are kept for the backward.
+template <class T>
+cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, T* y, float* mean, float* rstd,
+                                         HeadwiseNormShape shape, float eps, cudaStream_t stream);
+
+// dx from dy; d_weight_partial [chunks, heads · head_dim] receives per-chunk
+// sums of dy · x̂ (the caller sums the chunks: headwise_norm_weight_chunks).
+template <class T>
+cudaError_t launch_headwise_norm_backward(const T* x, const T* dy, const float* weight, const float* mean,
+                                          const float* rstd, T* dx, float* d_weight_partial,
+                                          HeadwiseNormShape shape, int chunks, cudaStream_t stream);
+int headwise_norm_weight_chunks(HeadwiseNormShape shape);
+
+// The kernels take an even number of channels (a thread owns a pair) and
+// kernel sizes up to this (the taps live in registers); the op runs its
+// reference composition for the others.
+constexpr int kMaxCausalConvKernel = 8;
+
+struct CausalConvShape {
+  int64_t batch;
+  int64_t steps;
+  int channels;
+  int kernel;  // ≤ kMaxCausalConvKernel
+};
+
+bool causal_conv_kernels_take(CausalConvShape shape);
+
+template <class T>
+cudaError_t launch_causal_conv_silu_forward(const T* x, const float* weight, const float* bias, T* y,
+                                            CausalConvShape shape, cudaStream_t stream);
+
+// dx from dy (the pre-activations are recomputed from x); d_param_partial
+// [chunks, kernel + 1, channels] (chunks = causal_conv_param_chunks) receives
+// per-chunk sums for the weight taps (rows 0..kernel−1) and the bias (row kernel).
+template <class T>
+cudaError_t launch_causal_conv_silu_backward(const T* x, const T* dy, const float* weight, const float* bias,
+                                             T* dx, float* d_param_partial, CausalConvShape shape, int chunks,
+                                             cudaStream_t stream);
+int causal_conv_param_chunks(CausalConvShape shape);
+
+}  // namespace flashrnn::layers

@@ -1,0 +1,245 @@
+// The ATen side of flashrnn/layers.h: checks, the autograd functions, the
+// reference compositions and the dispatch to the kernels of layer_kernels.cu.
+#include "flashrnn/layers.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/autograd.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "cuda_storage.h"
+#include "layers/layer_launch.h"
+
+namespace flashrnn {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+std::string shape_text(const at::Tensor& t) {
+  std::ostringstream out;
+  out << t.sizes();
+  return out.str();
+}
+
+// The kernels run CUDA float32 / bfloat16 / float16 of the shapes they take;
+// the reference runs the rest.
+bool on_kernel_device(const at::Tensor& x) { return x.is_cuda() && is_cuda_storage_type(x.scalar_type()); }
+
+// Dense and aligned for the kernels' loads of value pairs (a view may start
+// at an odd element).
+at::Tensor pair_aligned(const at::Tensor& t) {
+  at::Tensor dense = t.contiguous();
+  const auto address = reinterpret_cast<std::uintptr_t>(dense.const_data_ptr());
+  return address % (2 * dense.element_size()) == 0 ? dense : dense.clone();
+}
+
+// Reads a tensor as the kernels' T (float weights are float already: no copy).
+template <class T>
+const T* data_as(const at::Tensor& t) { return reinterpret_cast<const T*>(t.const_data_ptr()); }
+template <class T>
+T* mutable_data_as(at::Tensor& t) { return reinterpret_cast<T*>(t.mutable_data_ptr()); }
+
+// ---- headwise norm ----
+
+void check_headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads) {
+  if (!x.defined() || x.dim() < 1) throw InputError("headwise_norm: x must have a last dimension H·D, got none");
+  const int64_t width = x.size(-1);
+  if (num_heads < 1 || width % num_heads != 0) {
+    throw InputError("headwise_norm: num_heads " + std::to_string(num_heads) +
+                     " must be positive and divide x's last dimension, x is " + shape_text(x));
+  }
+  if (!weight.defined() || weight.dim() != 1 || weight.size(0) != width) {
+    throw InputError("headwise_norm: weight must be [" + std::to_string(width) + "] (x's last dimension), got " +
+                     (weight.defined() ? shape_text(weight) : std::string("an undefined tensor")));
+  }
+  if (weight.device() != x.device()) throw InputError("headwise_norm: weight and x are on different devices");
+}
+
+layers::HeadwiseNormShape headwise_shape(const at::Tensor& x, int64_t num_heads) {
+  const int64_t width = x.size(-1);
+  return {x.numel() / (width / num_heads), int(num_heads), int(width / num_heads)};
+}
+
+class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& weight,
+                            int64_t num_heads, double eps) {
+    const c10::DeviceGuard guard(x_in.device());
+    const at::Tensor x = pair_aligned(x_in);
+    const at::Tensor w = pair_aligned(weight.to(at::kFloat));
+    const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
+    at::Tensor y = at::empty_like(x);
+    at::Tensor mean = at::empty({shape.rows}, x.options().dtype(at::kFloat));
+    at::Tensor rstd = at::empty({shape.rows}, x.options().dtype(at::kFloat));
+    if (shape.rows > 0) {
+      dispatch_storage(x.scalar_type(), [&](auto t) {
+        using T = decltype(t);
+        check_launch(layers::launch_headwise_norm_forward<T>(
+                         data_as<T>(x), w.const_data_ptr<float>(), mutable_data_as<T>(y), mean.mutable_data_ptr<float>(),
+                         rstd.mutable_data_ptr<float>(), shape, float(eps), at::cuda::getCurrentCUDAStream()),
+                     "layers", "headwise_norm forward");
+      });
+    }
+    ctx->save_for_backward({x, w, mean, rstd});
+    ctx->saved_data["num_heads"] = num_heads;
+    ctx->saved_data["weight_type"] = int64_t(weight.scalar_type());
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
+    const c10::DeviceGuard guard(x.device());
+    const at::Tensor dy = pair_aligned(grads[0].to(x.scalar_type()));
+    const layers::HeadwiseNormShape shape = headwise_shape(x, ctx->saved_data["num_heads"].toInt());
+    const int chunks = layers::headwise_norm_weight_chunks(shape);
+    at::Tensor dx = at::empty_like(x);
+    at::Tensor partial = at::zeros({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
+    if (shape.rows > 0) {
+      dispatch_storage(x.scalar_type(), [&](auto t) {
+        using T = decltype(t);
+        check_launch(layers::launch_headwise_norm_backward<T>(
+                         data_as<T>(x), data_as<T>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
+                         rstd.const_data_ptr<float>(), mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(),
+                         shape, chunks, at::cuda::getCurrentCUDAStream()),
+                     "layers", "headwise_norm backward");
+      });
+    }
+    const auto weight_type = static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt());
+    return {dx, partial.sum(0).to(weight_type), at::Tensor(), at::Tensor()};
+  }
+};
+
+// ---- causal convolution + SiLU ----
+
+// weight [C, K] or [C, 1, K] -> [C, K].
+at::Tensor conv_taps(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (!x.defined() || x.dim() != 3) {
+    throw InputError("causal_conv_silu: x must be [batch, time, channels], got " +
+                     (x.defined() ? shape_text(x) : std::string("an undefined tensor")));
+  }
+  const int64_t channels = x.size(2);
+  const bool conv1d_layout = weight.defined() && weight.dim() == 3 && weight.size(1) == 1;
+  const at::Tensor taps = conv1d_layout ? weight.squeeze(1) : weight;
+  if (!taps.defined() || taps.dim() != 2 || taps.size(0) != channels || taps.size(1) < 1) {
+    throw InputError("causal_conv_silu: weight must be [" + std::to_string(channels) + ", K] or [" +
+                     std::to_string(channels) + ", 1, K] (x has " + std::to_string(channels) + " channels), got " +
+                     (weight.defined() ? shape_text(weight) : std::string("an undefined tensor")));
+  }
+  if (!bias.defined() || bias.dim() != 1 || bias.size(0) != channels) {
+    throw InputError("causal_conv_silu: bias must be [" + std::to_string(channels) + "], got " +
+                     (bias.defined() ? shape_text(bias) : std::string("an undefined tensor")));
+  }
+  if (weight.device() != x.device() || bias.device() != x.device())
+    throw InputError("causal_conv_silu: x, weight and bias must be on one device");
+  return taps;
+}
+
+layers::CausalConvShape conv_shape(const at::Tensor& x, const at::Tensor& taps) {
+  return {x.size(0), x.size(1), int(x.size(2)), int(taps.size(1))};
+}
+
+class CausalConvSiluFunction : public torch::autograd::Function<CausalConvSiluFunction> {
+ public:
+  // taps [C, K]; the gradient returned for it is reshaped to the caller's weight.
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& weight,
+                            const at::Tensor& bias) {
+    const c10::DeviceGuard guard(x_in.device());
+    const at::Tensor x = pair_aligned(x_in);
+    const at::Tensor taps = conv_taps(x, weight, bias);
+    const at::Tensor w = taps.to(at::kFloat).contiguous(), b = bias.to(at::kFloat).contiguous();
+    const layers::CausalConvShape shape = conv_shape(x, taps);
+    at::Tensor y = at::empty_like(x);
+    if (x.numel() > 0) {
+      dispatch_storage(x.scalar_type(), [&](auto t) {
+        using T = decltype(t);
+        check_launch(layers::launch_causal_conv_silu_forward<T>(data_as<T>(x), w.const_data_ptr<float>(),
+                                                                b.const_data_ptr<float>(), mutable_data_as<T>(y),
+                                                                shape, at::cuda::getCurrentCUDAStream()),
+                     "layers", "causal_conv_silu forward");
+      });
+    }
+    ctx->save_for_backward({x, w, b});
+    ctx->saved_data["weight_sizes"] = weight.sizes().vec();
+    ctx->saved_data["weight_type"] = int64_t(weight.scalar_type());
+    ctx->saved_data["bias_type"] = int64_t(bias.scalar_type());
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1], &b = saved[2];
+    const c10::DeviceGuard guard(x.device());
+    const at::Tensor dy = pair_aligned(grads[0].to(x.scalar_type()));
+    const layers::CausalConvShape shape = conv_shape(x, w);
+    const int chunks = layers::causal_conv_param_chunks(shape);
+    at::Tensor dx = at::empty_like(x);
+    at::Tensor partial = at::zeros({chunks, shape.kernel + 1, shape.channels}, x.options().dtype(at::kFloat));
+    if (x.numel() > 0) {
+      dispatch_storage(x.scalar_type(), [&](auto t) {
+        using T = decltype(t);
+        check_launch(layers::launch_causal_conv_silu_backward<T>(
+                         data_as<T>(x), data_as<T>(dy), w.const_data_ptr<float>(), b.const_data_ptr<float>(),
+                         mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(), shape, chunks,
+                         at::cuda::getCurrentCUDAStream()),
+                     "layers", "causal_conv_silu backward");
+      });
+    }
+    const at::Tensor sums = partial.sum(0);  // [K + 1, C]
+    const at::Tensor d_weight = sums.narrow(0, 0, shape.kernel)
+                                    .t()
+                                    .reshape(ctx->saved_data["weight_sizes"].toIntVector())
+                                    .to(static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt()));
+    const at::Tensor d_bias =
+        sums[shape.kernel].to(static_cast<at::ScalarType>(ctx->saved_data["bias_type"].toInt()));
+    return {dx, d_weight, d_bias};
+  }
+};
+
+}  // namespace
+
+at::Tensor headwise_norm_reference(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads,
+                                   double eps) {
+  check_headwise_norm(x, weight, num_heads);
+  const at::ScalarType compute = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  std::vector<int64_t> heads_shape = x.sizes().vec();
+  heads_shape.back() = num_heads;
+  heads_shape.push_back(x.size(-1) / num_heads);
+  const at::Tensor heads = x.to(compute).reshape(heads_shape);
+  const auto [var, mean] = at::var_mean(heads, {-1}, /*correction=*/0, /*keepdim=*/true);
+  const at::Tensor normed = ((heads - mean) * at::rsqrt(var + eps)).flatten(-2);
+  return (normed * weight.to(compute)).to(x.scalar_type());
+}
+
+at::Tensor headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads, double eps) {
+  check_headwise_norm(x, weight, num_heads);
+  if (!on_kernel_device(x) || !layers::headwise_norm_kernels_take(headwise_shape(x, num_heads)))
+    return headwise_norm_reference(x, weight, num_heads, eps);
+  return HeadwiseNormFunction::apply(x, weight, num_heads, eps);
+}
+
+at::Tensor causal_conv_silu_reference(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  const at::Tensor taps = conv_taps(x, weight, bias);
+  const int64_t kernel = taps.size(1);
+  const at::ScalarType compute = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  // Channels first, K − 1 zeros in front: output t sees inputs t − K + 1 .. t.
+  const at::Tensor padded = at::constant_pad_nd(x.to(compute).transpose(1, 2), {kernel - 1, 0});
+  const int64_t stride[] = {1}, padding[] = {0}, dilation[] = {1};
+  const at::Tensor y = at::conv1d(padded, taps.to(compute).unsqueeze(1), bias.to(compute), stride, padding,
+                                  dilation, /*groups=*/x.size(2));
+  return at::silu(y).transpose(1, 2).to(x.scalar_type());
+}
+
+at::Tensor causal_conv_silu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  const at::Tensor taps = conv_taps(x, weight, bias);
+  if (!on_kernel_device(x) || !layers::causal_conv_kernels_take(conv_shape(x, taps)))
+    return causal_conv_silu_reference(x, weight, bias);
+  return CausalConvSiluFunction::apply(x, weight, bias);
+}
+
+}  // namespace flashrnn

@@ -1,0 +1,228 @@
+// flashrnn/layers.h: the reference compositions against formulas written
+// here (CPU, float64, with gradcheck), bad input, and on a GPU the kernels
+// against the reference in float64 for every storage dtype (skipped without a
+// GPU).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <tuple>
+
+#include "flashrnn/layers.h"
+
+namespace flashrnn::testing {
+namespace {
+
+const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+
+double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kDouble).cpu() - b.to(torch::kDouble).cpu()).abs().max().item<double>();
+}
+
+// Per head: layer_norm over D (no affine), then the weight.
+torch::Tensor norm_by_formula(const torch::Tensor& x, const torch::Tensor& weight, int64_t heads, double eps) {
+  auto shape = x.sizes().vec();
+  shape.back() = heads;
+  shape.push_back(x.size(-1) / heads);
+  const torch::Tensor normed = torch::layer_norm(x.reshape(shape), {shape.back()}, {}, {}, eps);
+  return normed.flatten(-2) * weight;
+}
+
+// y[b, t, c] = silu(bias[c] + Σ_k w[c, k] · x[b, t − K + 1 + k, c]), loops over k.
+torch::Tensor conv_by_formula(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias) {
+  const int64_t steps = x.size(1), kernel = w.size(1);
+  torch::Tensor a = bias.expand_as(x).clone();
+  for (int64_t k = 0; k < kernel; ++k) {
+    const int64_t back = kernel - 1 - k;
+    if (back >= steps) continue;
+    a.narrow(1, back, steps - back).add_(x.narrow(1, 0, steps - back) * w.select(1, k));
+  }
+  return torch::silu(a);
+}
+
+TEST(HeadwiseNorm, ReferenceIsAPerHeadLayerNormTimesTheWeight) {
+  torch::manual_seed(1);
+  const torch::Tensor x = torch::randn({3, 5, 4 * 6}, f64) * 3 + 1, w = torch::randn({24}, f64);
+  EXPECT_LT(max_abs_diff(headwise_norm(x, w, 4, 1e-5), norm_by_formula(x, w, 4, 1e-5)), 1e-12);
+}
+
+TEST(HeadwiseNorm, ReferenceGradientsPassGradcheck) {
+  torch::manual_seed(2);
+  const torch::Tensor x = torch::randn({2, 3, 2 * 5}, f64).requires_grad_(true);
+  const torch::Tensor w = torch::randn({10}, f64).requires_grad_(true);
+  const torch::Tensor y = headwise_norm(x, w, 2, 1e-5);
+  const torch::Tensor probe = torch::randn_like(y);
+  const auto grads = torch::autograd::grad({(y * probe).sum()}, {x, w});
+  const torch::Tensor want = norm_by_formula(x, w, 2, 1e-5);
+  const auto want_grads = torch::autograd::grad({(want * probe).sum()}, {x, w});
+  EXPECT_LT(max_abs_diff(grads[0], want_grads[0]), 1e-12);
+  EXPECT_LT(max_abs_diff(grads[1], want_grads[1]), 1e-12);
+}
+
+TEST(HeadwiseNorm, BadInputIsNamed) {
+  const torch::Tensor x = torch::randn({2, 12});
+  EXPECT_THROW(
+      {
+        try {
+          headwise_norm(x, torch::ones({12}), 5, 1e-5);
+        } catch (const InputError& e) {
+          EXPECT_NE(std::string(e.what()).find("num_heads 5"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      InputError);
+  EXPECT_THROW(
+      {
+        try {
+          headwise_norm(x, torch::ones({6}), 2, 1e-5);
+        } catch (const InputError& e) {
+          EXPECT_NE(std::string(e.what()).find("weight must be [12]"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      InputError);
+}
+
+TEST(CausalConvSilu, ReferenceMatchesTheFormulaForEveryKernelSize) {
+  torch::manual_seed(3);
+  for (const int64_t kernel : {1, 2, 4, 7}) {
+    const torch::Tensor x = torch::randn({2, 6, 5}, f64), w = torch::randn({5, kernel}, f64),
+                        b = torch::randn({5}, f64);
+    EXPECT_LT(max_abs_diff(causal_conv_silu(x, w, b), conv_by_formula(x, w, b)), 1e-12) << "K " << kernel;
+    // nn.Conv1d's weight layout [C, 1, K] is the same taps.
+    EXPECT_LT(max_abs_diff(causal_conv_silu(x, w.unsqueeze(1), b), conv_by_formula(x, w, b)), 1e-12);
+  }
+}
+
+TEST(CausalConvSilu, ReferenceGradientsMatchTheFormula) {
+  torch::manual_seed(4);
+  const torch::Tensor x = torch::randn({2, 7, 3}, f64).requires_grad_(true);
+  const torch::Tensor w = torch::randn({3, 1, 4}, f64).requires_grad_(true);
+  const torch::Tensor b = torch::randn({3}, f64).requires_grad_(true);
+  const torch::Tensor probe = torch::randn({2, 7, 3}, f64);
+  const auto got = torch::autograd::grad({(causal_conv_silu(x, w, b) * probe).sum()}, {x, w, b});
+  const auto want = torch::autograd::grad({(conv_by_formula(x, w.squeeze(1), b) * probe).sum()}, {x, w, b});
+  for (int i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(got[i], want[i]), 1e-12) << "gradient " << i;
+}
+
+TEST(CausalConvSilu, BadInputIsNamed) {
+  EXPECT_THROW(causal_conv_silu(torch::randn({2, 3}), torch::randn({3, 4}), torch::randn({3})), InputError);
+  try {
+    causal_conv_silu(torch::randn({2, 5, 3}), torch::randn({4, 4}), torch::randn({3}));
+    FAIL() << "no error for a weight of the wrong width";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("weight must be [3, K]"), std::string::npos) << e.what();
+  }
+  try {
+    causal_conv_silu(torch::randn({2, 5, 3}), torch::randn({3, 4}), torch::randn({4}));
+    FAIL() << "no error for a bias of the wrong width";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bias must be [3]"), std::string::npos) << e.what();
+  }
+}
+
+// ---- the CUDA kernels against the float64 reference ----
+
+struct DtypeCase {
+  torch::Dtype dtype;
+  double tolerance;  // relative to the reference's largest magnitude
+};
+const DtypeCase kDtypes[] = {{torch::kFloat, 2e-5}, {torch::kBFloat16, 2e-2}, {torch::kHalf, 4e-3}};
+
+class LayerKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+// Rounds to `dtype` so that the reference sees the values the kernel sees.
+torch::Tensor as_seen(const torch::Tensor& t, torch::Dtype dtype) { return t.to(dtype).to(torch::kDouble); }
+
+void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tolerance, const std::string& what) {
+  const double scale = std::max(1.0, want.abs().max().item<double>());
+  EXPECT_LT(max_abs_diff(got, want) / scale, tolerance) << what;
+}
+
+TEST_F(LayerKernels, HeadwiseNormMatchesTheReference) {
+  torch::manual_seed(5);
+  // (vectors, heads, head dim): groups of 1 to 32 lanes a row, odd and wide
+  // head dims (the reference runs those).
+  for (const auto& [vectors, heads, d] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 2}, {37, 3, 20},
+                                          {300, 12, 64}, {5, 2, 100}, {7, 4, 256}, {3, 2, 9}, {9, 1, 768}}) {
+    for (const DtypeCase& c : kDtypes) {
+      const torch::Tensor x = as_seen(torch::randn({vectors, heads * d}, f64) * 2 + 0.5, c.dtype);
+      const torch::Tensor w = torch::randn({heads * d}, f64).to(torch::kFloat).to(torch::kDouble);
+      const torch::Tensor dy = as_seen(torch::randn({vectors, heads * d}, f64), c.dtype);
+      const std::string what = "vectors " + std::to_string(vectors) + " heads " + std::to_string(heads) +
+                               " D " + std::to_string(d) + " " + std::string(c10::toString(c.dtype));
+      const torch::Tensor xr = x.clone().requires_grad_(true), wr = w.clone().requires_grad_(true);
+      const torch::Tensor want = headwise_norm_reference(xr, wr, heads, 1e-5);
+      const auto want_grads = torch::autograd::grad({(want * dy).sum()}, {xr, wr});
+      const torch::Tensor xg = x.to(torch::kCUDA, c.dtype).requires_grad_(true);
+      const torch::Tensor wg = w.to(torch::kCUDA, torch::kFloat).requires_grad_(true);
+      const torch::Tensor got = headwise_norm(xg, wg, heads, 1e-5);
+      ASSERT_EQ(got.scalar_type(), c.dtype) << what;
+      const auto got_grads = torch::autograd::grad({(got * dy.to(torch::kCUDA, c.dtype)).sum()}, {xg, wg});
+      expect_close(got, want, c.tolerance, what + ": y");
+      expect_close(got_grads[0], want_grads[0], c.tolerance, what + ": dx");
+      // dw sums over every vector: its error grows with their number.
+      expect_close(got_grads[1] / std::sqrt(double(vectors)), want_grads[1] / std::sqrt(double(vectors)),
+                   c.tolerance, what + ": dw");
+    }
+  }
+}
+
+TEST_F(LayerKernels, CausalConvSiluMatchesTheReference) {
+  torch::manual_seed(6);
+  // (batch, steps, channels, kernel): T shorter than K, tiles of time cut
+  // between K neighbours, K = 1 and the largest; odd channels and K = 9 run
+  // the reference.
+  for (const auto& [batch, steps, channels, kernel] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 1, 2, 1}, {2, 3, 6, 4}, {3, 150, 300, 4},
+        {2, 130, 768, 4}, {1, 67, 34, 8}, {4, 9, 8, 2}, {2, 5, 7, 3}, {1, 20, 4, 9}}) {
+    for (const DtypeCase& c : kDtypes) {
+      const torch::Tensor x = as_seen(torch::randn({batch, steps, channels}, f64), c.dtype);
+      const torch::Tensor w = (torch::randn({channels, 1, kernel}, f64) / std::sqrt(double(kernel))).to(torch::kFloat).to(torch::kDouble);
+      const torch::Tensor b = torch::randn({channels}, f64).to(torch::kFloat).to(torch::kDouble);
+      const torch::Tensor dy = as_seen(torch::randn({batch, steps, channels}, f64), c.dtype);
+      const std::string what = "B " + std::to_string(batch) + " T " + std::to_string(steps) + " C " +
+                               std::to_string(channels) + " K " + std::to_string(kernel) + " " +
+                               std::string(c10::toString(c.dtype));
+      const torch::Tensor xr = x.clone().requires_grad_(true), wr = w.clone().requires_grad_(true),
+                          br = b.clone().requires_grad_(true);
+      const torch::Tensor want = causal_conv_silu_reference(xr, wr, br);
+      const auto want_grads = torch::autograd::grad({(want * dy).sum()}, {xr, wr, br});
+      const torch::Tensor xg = x.to(torch::kCUDA, c.dtype).requires_grad_(true);
+      const torch::Tensor wg = w.to(torch::kCUDA, torch::kFloat).requires_grad_(true);
+      const torch::Tensor bg = b.to(torch::kCUDA, torch::kFloat).requires_grad_(true);
+      const torch::Tensor got = causal_conv_silu(xg, wg, bg);
+      ASSERT_EQ(got.scalar_type(), c.dtype) << what;
+      const auto got_grads = torch::autograd::grad({(got * dy.to(torch::kCUDA, c.dtype)).sum()}, {xg, wg, bg});
+      ASSERT_EQ(got_grads[1].sizes(), wg.sizes()) << what;
+      expect_close(got, want, c.tolerance, what + ": y");
+      expect_close(got_grads[0], want_grads[0], c.tolerance, what + ": dx");
+      const double rows = std::sqrt(double(batch * steps));
+      expect_close(got_grads[1] / rows, want_grads[1] / rows, c.tolerance, what + ": dw");
+      expect_close(got_grads[2] / rows, want_grads[2] / rows, c.tolerance, what + ": db");
+    }
+  }
+}
+
+// A view that starts at an odd element is copied before the kernels' pair
+// loads, not read misaligned.
+TEST_F(LayerKernels, ViewsStartingAtAnOddElementAreRead) {
+  torch::manual_seed(7);
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kBFloat16);
+  const torch::Tensor x = torch::randn({1 + 4 * 6 * 64}, cuda).narrow(0, 1, 4 * 6 * 64).view({4, 6, 64});
+  const torch::Tensor w = torch::randn({64}, torch::TensorOptions().device(torch::kCUDA));
+  expect_close(headwise_norm(x, w, 2, 1e-5), headwise_norm_reference(x.to(torch::kDouble), w.to(torch::kDouble), 2, 1e-5),
+               2e-2, "headwise_norm");
+  const torch::Tensor taps = torch::randn({64, 4}, torch::TensorOptions().device(torch::kCUDA));
+  const torch::Tensor bias = torch::randn({64}, torch::TensorOptions().device(torch::kCUDA));
+  expect_close(causal_conv_silu(x, taps, bias),
+               causal_conv_silu_reference(x.to(torch::kDouble), taps.to(torch::kDouble), bias.to(torch::kDouble)), 2e-2,
+               "causal_conv_silu");
+}
+
+}  // namespace
+}  // namespace flashrnn::testing
