@@ -11,6 +11,7 @@
 #include "flashtrain/models/headwise_linear.h"
 #include "flashtrain/models/norm.h"
 #include "flashtrain/models/rotary.h"
+#include "compute_dtype.h"
 #include "init.h"
 
 namespace flashtrain::models {
@@ -62,7 +63,8 @@ GatedFeedForwardImpl::GatedFeedForwardImpl(const BlockContext& context,
   init::by_depth_(down_->weight, d_model_, context.num_blocks);
 }
 
-torch::Tensor GatedFeedForwardImpl::forward(const torch::Tensor& x) {
+torch::Tensor GatedFeedForwardImpl::forward(const torch::Tensor& x_in) {
+  const torch::Tensor x = x_in.to(compute_dtype(x_in));  // one cast for gate and up
   return down_(torch::silu(gate_(x)) * up_(x));
 }
 

@@ -1,12 +1,12 @@
 #include "flashtrain/models/slstm_mixer.h"
 
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <string>
 
 #include "flashrnn/flashrnn.h"
 #include "flashtrain/models/errors.h"
+#include "compute_dtype.h"
 #include "headwise_gates.h"
 #include "init.h"
 #include "op_states.h"
@@ -39,12 +39,6 @@ int64_t checked_head_dim(int64_t d_model, const SlstmBlockOptions& o) {
                        std::to_string(o.recurrent_init_scale));
   }
   return d_model / o.num_heads;
-}
-
-// The dtype the block computes in: autocast's where it is on for x's device.
-torch::ScalarType compute_dtype(const torch::Tensor& x) {
-  const c10::DeviceType device = x.device().type();
-  return at::autocast::is_autocast_enabled(device) ? at::autocast::get_autocast_dtype(device) : x.scalar_type();
 }
 
 }  // namespace
@@ -94,7 +88,9 @@ torch::Tensor SlstmMixer::forward(const torch::Tensor& x_in) {
   const torch::Tensor x_conv = conv_ ? conv_(x) : x;
   const flashrnn::Result result =
       flashrnn::flashrnn(gate_inputs(x, x_conv), r_, b_, std::nullopt, op_options());
-  return output(result.states_all[0]);
+  // h alone, copied: a view would keep all four states' outputs alive for
+  // as long as the norm keeps its input for the backward.
+  return output(result.states_all[0].clone());
 }
 
 StepOutput SlstmMixer::forward_step(const torch::Tensor& x_in, const BlockState& state) {
