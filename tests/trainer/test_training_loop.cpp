@@ -345,6 +345,37 @@ TEST(TrainingLoop, AccumulationMatchesOneLargeBatch) {
   compare(whole, halves);
 }
 
+// local_batch_size = auto on the CPU: no probe, the largest power of two
+// <= min(16, global batch per rank) dividing it; a resumed run keeps the
+// checkpoint's local batch size when that one still fits.
+TEST(TrainingLoop, AutoLocalBatchOnTheCpuAndOnResume) {
+  TinyRun run;
+  const Outcome fixed = train(run.config({"--training.steps=4", "--training.local_batch_size=8"}, "fixed"));
+  const Outcome automatic =
+      train(run.config({"--training.steps=4", "--training.local_batch_size=auto", "--training.global_batch_size=8"},
+                       "auto"));
+  EXPECT_NE(automatic.log.find("local batch: auto -> 8 (on the CPU nothing is probed"), std::string::npos)
+      << automatic.log;
+  EXPECT_NE(automatic.log.find("batch: 8 x 16 tokens x 1 accumulation"), std::string::npos) << automatic.log;
+  ASSERT_EQ(automatic.losses.size(), fixed.losses.size());
+  for (std::size_t i = 0; i < fixed.losses.size(); ++i) EXPECT_EQ(automatic.losses[i], fixed.losses[i]) << i;
+  expect_same_parameters(automatic.parameters, fixed.parameters);
+  // The checkpoint records the size auto resolved to.
+  std::ifstream state(run.dir() / "auto" / "checkpoints" / "step_00000004" / "state.json");
+  EXPECT_EQ(nlohmann::json::parse(state)["world"]["local_batch_size"], 8);
+
+  // Started with 4 x 2 accumulation; resumed with auto: 4 still fits, so the layout stays.
+  train(run.config({"--training.steps=2", "--training.local_batch_size=4", "--training.global_batch_size=8"},
+                   "resumed"));
+  const Outcome resumed = train(
+      run.config({"--training.steps=4", "--training.local_batch_size=auto", "--training.global_batch_size=8"},
+                 "resumed"));
+  EXPECT_NE(resumed.log.find("local batch: auto -> 4 "), std::string::npos) << resumed.log;
+  EXPECT_NE(resumed.log.find("kept the checkpoint's 4"), std::string::npos) << resumed.log;
+  EXPECT_NE(resumed.log.find("batch: 4 x 16 tokens x 2 accumulation"), std::string::npos) << resumed.log;
+  EXPECT_EQ(resumed.result.step, 4);
+}
+
 TEST(TrainingLoop, StopsAfterKNonfiniteStepsInARowWithoutUpdating) {
   TinyRun run;
   std::ostringstream log;

@@ -15,6 +15,7 @@
 #include "flashtrain/distributed/watched_wait.h"
 
 #include "flashtrain/data/tokenizer.h"
+#include "flashtrain/trainer/batch_probe.h"
 #include "flashtrain/trainer/batch_source.h"
 #include "flashtrain/trainer/evaluator.h"
 #include "flashtrain/trainer/exporter.h"
@@ -141,8 +142,15 @@ int run_train(const config::ResolvedConfig& resolved) {
 
 int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command) {
   return without_torch_backtraces([&] {
-    const config::Config& c = resolved.config;
     LoadedModel loaded = load_trained_model(resolved, command);
+    config::Config c = resolved.config;
+    // local_batch_size = auto: the size the training run resolved it to (its
+    // validation set's rows depend on it when global_batch_size is 0), else
+    // the CPU's rule.
+    if (c.training.auto_local_batch())
+      c.training.local_batch_size = loaded.contents.progress.local_batch_size > 0
+                                        ? loaded.contents.progress.local_batch_size
+                                        : cpu_auto_local_batch(global_batch_per_rank(c, 1));
     const std::unique_ptr<BatchSource> batches = make_validation_batches(c, loaded.vocab_size, loaded.device);
     EvalOptions options;
     options.batches = validation_batches_per_rank(c, /*world_size=*/1);  // the training run's validation set

@@ -20,6 +20,7 @@
 #include "flashtrain/distributed/reducer.h"
 #include "flashtrain/distributed/startup_check.h"
 #include "flashtrain/models/parameter_groups.h"
+#include "flashtrain/trainer/auto_batch.h"
 #include "flashtrain/trainer/batch_source.h"
 #include "flashtrain/trainer/checkpoint_folder.h"
 #include "flashtrain/trainer/device_step.h"
@@ -90,6 +91,7 @@ struct Trainer::Impl {
   void log_progress(const StepReport& report);
   std::optional<fs::path> choose_resume_source(bool* verified);
   void check_resume_layout();
+  std::int64_t peek_saved_local_batch() const;
   int agreed_stop_signal(bool* stop);
 
   config::ResolvedConfig resolved;
@@ -147,13 +149,21 @@ void Trainer::Impl::build() {
   // unwritable checkpoint folder stops the run now, not at step 100.
   check_run_inputs(resolved);
   if (world.is_rank0() && config.checkpoint.enable) check_writable(folder.path(), "checkpoint.folder");
-  accumulation = config::accumulation_steps(config, world.size);
   device = world.device;
   bf16 = config.training.mixed_precision == "bf16";
   if (config.debug.deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   if (config.debug.anomaly_detection) torch::autograd::AnomalyMode::set_enabled(true);
 
   vocab_size = resolve_vocab_size(config);
+  // local_batch_size = auto: resolved once, here, before the run's model is
+  // built; everything after (batches, accumulation, the CUDA graph, the config
+  // hash the ranks compare, checkpoints) sees the size it resolved to.
+  if (config.training.auto_local_batch()) {
+    resolved.config.training.local_batch_size =
+        resolve_auto_local_batch(resolved, world, vocab_size, world.is_rank0() ? peek_saved_local_batch() : 0, log);
+    config::check_world_size(resolved, world.size);
+  }
+  accumulation = config::accumulation_steps(config, world.size);
   if (!config.data.task.empty()) {
     const data::TaskSpec spec = task_spec(config.data, Split::kTrain);
     num_classes = data::task_vocabulary(spec.task, spec.options).num_classes();
@@ -310,6 +320,18 @@ void Trainer::Impl::check_resume_layout() {
                                 ? BatchLayout{progress.world_size, progress.local_batch_size, progress.accumulation}
                                 : now;
   for (const std::string& note : plan_resume_layout(saved, now, position)) log << "  " << note << "\n";
+}
+
+// The local batch size of the checkpoint resume() will most likely load: the
+// newest complete one (latest) or the one named; 0 when there is none or it
+// does not say. Only a preference for local_batch_size = auto (resume() still
+// checks the layout of what it loads), so nothing is verified or moved here.
+std::int64_t Trainer::Impl::peek_saved_local_batch() const {
+  const std::string& resume = config.checkpoint.resume;
+  if (resume == "none") return 0;
+  if (resume != "latest") return saved_local_batch_size(fs::path(resume));
+  const std::vector<CheckpointEntry> complete = folder.complete();
+  return complete.empty() ? 0 : saved_local_batch_size(complete.back().path);
 }
 
 // Every rank stops at the same step: on the largest signal any rank received,

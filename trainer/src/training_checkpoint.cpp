@@ -123,6 +123,16 @@ CheckpointContents load_checkpoint(const fs::path& directory, const config::Conf
   return contents;
 }
 
+std::int64_t saved_local_batch_size(const fs::path& directory) {
+  try {
+    const nlohmann::json state = read_json(directory / kStateFile);
+    if (!state.contains("world")) return 0;
+    return std::max<std::int64_t>(0, state.at("world").at("local_batch_size").get<std::int64_t>());
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 fs::path checkpoint_folder_path(const config::Config& config) {
   return fs::path(config.job.dump_folder) / config.checkpoint.folder;
 }

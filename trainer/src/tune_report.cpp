@@ -9,6 +9,8 @@
 #include "flashrnn/tune/fused_explain.h"
 #include "flashrnn/tune/fused_select.h"
 #include "flashrnn/tune/tc_explain.h"
+#include "flashtrain/config/consistency.h"
+#include "flashtrain/trainer/batch_probe.h"
 #include "flashtrain/trainer/command_line.h"
 
 namespace flashtrain::trainer {
@@ -63,6 +65,15 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
   }
   if (c.model.backend != "fused" && c.model.backend != "auto")
     out << "note: model.backend = " << c.model.backend << "; the fused kernel runs only with fused or auto\n";
+  // local_batch_size = auto is resolved by a probe when training starts; the
+  // report shows the largest size that probe tries.
+  std::int64_t batch = c.training.local_batch_size;
+  if (c.training.auto_local_batch()) {
+    batch = largest_batch_candidate(global_batch_per_rank(c, config::planned_world_size(c)), kMaxProbedBatch);
+    out << "note: training.local_batch_size = auto; shown for " << batch
+        << ", the largest size the start-up probe tries (the run prints the size it picks: pass it as "
+           "--training.local_batch_size=N to see that one)\n";
+  }
   out << "note: the fused backend runs its tensor-core kernels exactly where the tuner's model of them "
          "(tc_tiling.txt) fits the device; the layout search after it (fused_tiling.txt) plans a "
          "cluster / cooperative kernel that is not built yet\n";
@@ -71,7 +82,7 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
     shape.cell = tune::parse_cell(kind);
     shape.heads = int(c.model.n_heads);
     shape.head_dim = int(c.model.resolved_head_dim());
-    shape.batch = int(c.training.local_batch_size);
+    shape.batch = int(batch);
     shape.dtype = c.training.mixed_precision == "bf16" ? tune::DType::kBf16 : tune::DType::kFp32;
     out << "\n== " << kind << " blocks (layers " << layer_list(layers[kind]) << " of " << c.model.n_layers
         << "): " << tune::describe(shape) << "\n";

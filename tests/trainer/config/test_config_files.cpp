@@ -72,6 +72,9 @@ TEST(ConfigFiles, TheLanguageModelsDifferOnlyInTheirModel) {
   EXPECT_EQ(lstm.model.n_heads, 12);
   EXPECT_EQ(lstm.model.head_dim, 64);
   EXPECT_EQ(lstm.data.seq_len, 1024);
+  // The micro-batch is probed at start-up; the global batch is fixed.
+  EXPECT_TRUE(lstm.training.auto_local_batch());
+  EXPECT_EQ(lstm.training.global_batch_size, 64);
   EXPECT_EQ(load_shipped("lstm_1head").config.model.n_heads, 1);
   EXPECT_EQ(load_shipped("slstm_12head").config.model.kind, std::vector<std::string>{"slstm"});
   EXPECT_EQ(load_shipped("transformer").config.model.kind, std::vector<std::string>{"transformer"});

@@ -31,6 +31,15 @@ TEST(ConfigJson, ReadsBackItsOwnOutput) {
   EXPECT_TRUE(config_from_json(reread, "config.json") == config);
 }
 
+TEST(ConfigJson, AutoLocalBatchIsTheStringAuto) {
+  const Config config = resolve_defaults({"--training.local_batch_size=auto"}).config;
+  const nlohmann::json json = to_json(config);
+  EXPECT_EQ(json.at("training").at("local_batch_size"), "auto");
+  EXPECT_TRUE(config_from_json(json, "config.json") == config);
+  EXPECT_THROW(config_from_json(nlohmann::json::parse(R"({"training": {"local_batch_size": "big"}})"), "c.json"),
+               ConfigError);
+}
+
 TEST(ConfigJson, MissingKeysKeepTheirDefaults) {
   const Config config = config_from_json(nlohmann::json::parse(R"({"training": {"steps": 9}})"), "c.json");
   Config expected;

@@ -86,7 +86,11 @@ const Malformed kCases[] = {
 
     // Values out of range or not among the choices.
     {"IntegerBelowItsRange", "[training]\nlocal_batch_size = 0\n", 2, 20,
-     "'local_batch_size' in [training] must be in [1, 16777216]; got 0"},
+     "'local_batch_size' in [training] must be in [1, 16777216] or \"auto\"; got 0"},
+    {"IntegerKeyTakesOnlyItsKeyword", "[training]\nsteps = 5\nlocal_batch_size = \"big\"\n", 3, 20,
+     "'local_batch_size' in [training] must be an integer or \"auto\"; got a string ('big')"},
+    {"KeywordOfAnotherKey", "[training]\nsteps = \"auto\"\n", 2, 9,
+     "'steps' in [training] must be an integer; got a string ('auto')"},
     {"NegativeLearningRate", "[optimizer]\nlr = -1e-3\n", 2, 6,
      "'lr' in [optimizer] must be > 0; got -0.001"},
     {"BetaAtItsOpenBound", "[optimizer]\nbeta2 = 1.0\n", 2, 9,
@@ -127,6 +131,10 @@ const Malformed kCases[] = {
      "integer)"},
 
     // Relations between keys: located at the key set last.
+    {"AutoLocalBatchWithAGlobalBatchNotPerRank",
+     "[training]\nlocal_batch_size = \"auto\"\nglobal_batch_size = 9\n[parallelism]\nnproc = 2\n", 5, 9,
+     "training.global_batch_size (9) is not a multiple of parallelism.nproc (2), so "
+     "training.local_batch_size = auto has no whole batch per rank to divide"},
     {"GlobalBatchNotAMultiple", "[training]\nlocal_batch_size = 8\nglobal_batch_size = 20\n", 3, 21,
      "training.global_batch_size (20) is not a multiple of training.local_batch_size x "
      "parallelism.nproc = 8 x 1 = 8"},

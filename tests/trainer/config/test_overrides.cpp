@@ -51,6 +51,27 @@ TEST(Overrides, ParseEachTypeOfValue) {
   EXPECT_EQ(c.model.kind, (std::vector<std::string>{"lstm", "transformer", "gru"}));
 }
 
+TEST(Overrides, LocalBatchSizeTakesAutoOrANumber) {
+  const Config automatic = resolve_defaults({"--training.local_batch_size=auto"}).config;
+  EXPECT_TRUE(automatic.training.auto_local_batch());
+  EXPECT_EQ(automatic.training.local_batch_size, TrainingConfig::kAutoLocalBatch);
+  // A number after "auto" (in the file or an earlier flag) wins, and the other way round.
+  const ResolvedConfig fixed =
+      load_config_text("[training]\nlocal_batch_size = \"auto\"\n", "x.toml", {"--training.local_batch_size=32"});
+  EXPECT_EQ(fixed.config.training.local_batch_size, 32);
+  EXPECT_TRUE(load_config_text("[training]\nlocal_batch_size = 8\n", "x.toml", {"--training.local_batch_size=auto"})
+                  .config.training.auto_local_batch());
+
+  const ConfigError big = error_of({"--training.local_batch_size=big"});
+  EXPECT_EQ(big.file(), "--training.local_batch_size=big");
+  EXPECT_EQ(big.message(), "'local_batch_size' in [training] must be an integer or \"auto\"; got 'big'");
+  EXPECT_EQ(error_of({"--training.local_batch_size=0"}).message(),
+            "'local_batch_size' in [training] must be in [1, 16777216] or \"auto\"; got 0");
+  EXPECT_EQ(error_of({"--training.local_batch_size"}).message(),
+            "'local_batch_size' in [training] needs a value: --training.local_batch_size=<integer>|auto");
+  EXPECT_EQ(error_of({"--training.steps=auto"}).message(), "'steps' in [training] must be an integer; got 'auto'");
+}
+
 TEST(Overrides, OverrideTheFileAndTheLaterFlagWins) {
   const ResolvedConfig r = load_config_text("[training]\nsteps = 10\nseed = 1\n", "x.toml",
                                             {"--training.steps=20", "--training.steps=30"});

@@ -45,7 +45,7 @@ TEST(PrintConfig, EveryKeyFollowsItsDocComment) {
   const std::string printed = to_toml(Config{});
   for (const KeySpec& key : schema().keys()) {
     std::string comment = "# " + std::string(key.doc);
-    if (const std::string allowed = key.constraint.describe(); !allowed.empty())
+    if (const std::string allowed = key.allowed(); !allowed.empty())
       comment += " (" + allowed + ")";
     const std::string line = comment + "\n" + std::string(key.name) + " = ";
     EXPECT_NE(printed.find(line), std::string::npos) << "no documented line for " << key.dotted_name();
@@ -63,6 +63,19 @@ TEST(PrintConfig, ShowsValuesAsTomlLiterals) {
   // One kind for every layer prints as a plain string.
   EXPECT_NE(to_toml(Config{}).find("\nkind = \"lstm\"\n"), std::string::npos);
   EXPECT_NE(printed.find("# config hash: " + config_hash(unusual_config()) + "\n"), std::string::npos);
+}
+
+TEST(PrintConfig, AutoLocalBatchReadsBackAsAuto) {
+  const Config automatic = resolve_defaults({"--training.local_batch_size=auto"}).config;
+  const std::string printed = to_toml(automatic);
+  EXPECT_NE(printed.find(" (in [1, 16777216] or \"auto\")\nlocal_batch_size = \"auto\"\n"), std::string::npos)
+      << printed;
+  EXPECT_TRUE(load_config_text(printed, "printed.toml").config == automatic);
+  // The hash tells auto from any number.
+  Config fixed = automatic;
+  fixed.training.local_batch_size = 8;
+  EXPECT_NE(config_hash(fixed), config_hash(automatic));
+  EXPECT_EQ(config_hash(fixed), config_hash(Config{}));
 }
 
 TEST(ConfigHash, IsSixteenHexDigits) {

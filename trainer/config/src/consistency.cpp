@@ -127,9 +127,20 @@ void check_data(const ResolvedConfig& resolved) {
                             "tokenizer.path is empty; set one of them");
 }
 
-// global_batch_size divides into local batches over `world_size` processes.
+// global_batch_size divides into local batches over `world_size` processes
+// (local_batch_size = auto: into one whole batch per process; the trainer
+// picks a local batch that divides it).
 void check_batch(const ResolvedConfig& resolved, std::int64_t world_size, const std::string& world) {
   const TrainingConfig& t = resolved.config.training;
+  if (t.auto_local_batch()) {
+    if (t.global_batch_size == 0 || t.global_batch_size % world_size == 0) return;
+    throw resolved.error_at(
+        {"training.global_batch_size", "training.local_batch_size", "parallelism.data_parallel",
+         "parallelism.nproc"},
+        "training.global_batch_size (" + to_string(t.global_batch_size) + ") is not a multiple of " + world +
+            " (" + to_string(world_size) + "), so training.local_batch_size = auto has no whole batch per rank "
+            "to divide");
+  }
   if (t.global_batch_size == 0 || t.global_batch_size % (t.local_batch_size * world_size) == 0) return;
   throw resolved.error_at(
       {"training.global_batch_size", "training.local_batch_size", "parallelism.data_parallel",
@@ -208,6 +219,8 @@ std::int64_t wsd_decay_steps(const Config& config) {
 
 std::int64_t accumulation_steps(const Config& config, std::int64_t world_size) {
   const TrainingConfig& t = config.training;
+  if (t.auto_local_batch())
+    throw std::logic_error("accumulation_steps: training.local_batch_size = auto is not resolved yet");
   return t.global_batch_size == 0 ? 1 : t.global_batch_size / (t.local_batch_size * world_size);
 }
 

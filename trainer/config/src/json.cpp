@@ -24,6 +24,8 @@ std::optional<Value> json_to_value(const KeySpec& key, const nlohmann::json& jso
     case ValueType::kInt:
       if (json.is_number_unsigned() && json.get<std::uint64_t>() > INT64_MAX) break;
       if (json.is_number_integer()) return json.get<std::int64_t>();
+      if (json.is_string() && !key.keyword.empty() && json.get<std::string>() == key.keyword)
+        return json.get<std::string>();
       break;
     case ValueType::kFloat:
       if (json.is_number()) return json.get<double>();
@@ -65,7 +67,7 @@ Config config_from_json(const nlohmann::json& json, const std::string& file) {
       if (!key) throw fail(unknown_key_message(section, name));
       const std::optional<Value> value = json_to_value(*key, json_value);
       if (!value)
-        throw fail(key->subject() + " must be " + type_description(key->type) + "; got " +
+        throw fail(key->subject() + " must be " + key->type_text() + "; got " +
                    json_value.dump());
       if (const auto problem = check_value(*key, *value)) throw fail(problem->message);
       resolved.set(*key, *value, SourceLocation{file, 0, 0});

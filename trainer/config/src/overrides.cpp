@@ -80,10 +80,10 @@ std::vector<std::string> split_commas(const std::string& text) {
   return items;
 }
 
-const char* value_hint(ValueType type) {
-  switch (type) {
+std::string value_hint(const KeySpec& key) {
+  switch (key.type) {
     case ValueType::kBool: return "true|false";
-    case ValueType::kInt: return "<integer>";
+    case ValueType::kInt: return key.keyword.empty() ? "<integer>" : "<integer>|" + std::string(key.keyword);
     case ValueType::kFloat: return "<float>";
     case ValueType::kString: return "<text>";
     case ValueType::kStringList: return "<a,b,...>";
@@ -94,12 +94,12 @@ const char* value_hint(ValueType type) {
 Value parse_value(const KeySpec& key, const Flag& flag) {
   if (!flag.value) {
     if (key.type == ValueType::kBool) return true;
-    fail(flag.text, key.subject() + " needs a value: --" + key.dotted_name() + "=" + value_hint(key.type));
+    fail(flag.text, key.subject() + " needs a value: --" + key.dotted_name() + "=" + value_hint(key));
   }
   const std::string& text = *flag.value;
   const auto wrong_type = [&]() {
     return ConfigError(flag.text, 0, 0,
-                       key.subject() + " must be " + type_description(key.type) + "; got " +
+                       key.subject() + " must be " + key.type_text() + "; got " +
                            (text.empty() ? std::string("nothing") : format_value(text)));
   };
   switch (key.type) {
@@ -108,6 +108,7 @@ Value parse_value(const KeySpec& key, const Flag& flag) {
       if (text == "false") return false;
       throw wrong_type();
     case ValueType::kInt: {
+      if (!key.keyword.empty() && text == key.keyword) return text;
       const auto [i, error] = parse_number<std::int64_t>(text);
       if (error == std::errc::result_out_of_range)
         fail(flag.text, key.subject() + " is too large for a 64-bit integer; got " + text);

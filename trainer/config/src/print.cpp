@@ -16,7 +16,7 @@ std::string to_toml(const Config& config) {
     text += "\n# " + std::string(section.doc) + "\n[" + std::string(section.name) + "]\n";
     for (const KeySpec* key : schema().keys_of(section.name)) {
       text += "# " + std::string(key->doc);
-      if (const std::string allowed = key->constraint.describe(); !allowed.empty())
+      if (const std::string allowed = key->allowed(); !allowed.empty())
         text += " (" + allowed + ")";
       text += "\n" + std::string(key->name) + " = " + to_toml_literal(key->get(config)) + "\n";
     }

@@ -37,7 +37,27 @@ class SectionBuilder {
     keys_.push_back(KeySpec{
         name_, name, value_type_of<Field>(), doc, std::move(constraint), std::move(aliases),
         [section, field](const Config& c) { return Value((c.*section).*field); },
-        [section, field](Config& c, const Value& v) { (c.*section).*field = std::get<Field>(v); }});
+        [section, field](Config& c, const Value& v) { (c.*section).*field = std::get<Field>(v); },
+        /*keyword=*/{}});
+    return *this;
+  }
+
+  // An integer key that also takes the string `keyword`, stored as 0 in the
+  // member (KeySpec::keyword); `constraint` must exclude 0.
+  SectionBuilder& int_or_keyword(std::string_view name, std::int64_t Section::*field, std::string_view keyword,
+                                 std::string_view doc, Constraint constraint,
+                                 std::vector<std::string_view> aliases = {}) {
+    const auto section = section_;
+    keys_.push_back(KeySpec{
+        name_, name, ValueType::kInt, doc, std::move(constraint), std::move(aliases),
+        [section, field, keyword](const Config& c) {
+          const std::int64_t i = (c.*section).*field;
+          return i == 0 ? Value(std::string(keyword)) : Value(i);
+        },
+        [section, field](Config& c, const Value& v) {
+          (c.*section).*field = std::holds_alternative<std::string>(v) ? 0 : std::get<std::int64_t>(v);
+        },
+        keyword});
     return *this;
   }
 
@@ -203,10 +223,12 @@ Schema build_schema() {
   SectionBuilder(keys, "training", &Config::training)
       .key("steps", &TrainingConfig::steps, "optimizer steps to train for", at_least_1,
            {"max_steps", "num_steps", "train_steps", "iterations", "total_steps", "iters"})
-      .key("local_batch_size", &TrainingConfig::local_batch_size,
-           "sequences per process (rank) in one forward/backward pass (a micro-batch)",
-           C::int_range(1, 1 << 24),
-           {"batch_size", "micro_batch_size", "per_device_batch_size"})
+      .int_or_keyword("local_batch_size", &TrainingConfig::local_batch_size, "auto",
+                      "sequences per process (rank) in one forward/backward pass (a micro-batch); "
+                      "auto = at start-up, the largest power of two that divides the global batch per "
+                      "rank and fits the GPU's memory with a 10% margin (a probe; capped at 256), on "
+                      "the CPU the largest such one up to 16",
+                      C::int_range(1, 1 << 24), {"batch_size", "micro_batch_size", "per_device_batch_size"})
       .key("global_batch_size", &TrainingConfig::global_batch_size,
            "sequences per optimizer step over all ranks = local_batch_size x world size x "
            "accumulation micro-steps (it must divide evenly); 0 = local_batch_size x world size, "
@@ -307,6 +329,23 @@ std::string KeySpec::subject() const {
   return "'" + std::string(name) + "' in [" + std::string(section) + "]";
 }
 
+std::string KeySpec::type_text() const {
+  std::string text = type_description(type);
+  if (!keyword.empty()) text += " or \"" + std::string(keyword) + "\"";
+  return text;
+}
+
+std::string KeySpec::allowed() const {
+  std::string text = constraint.describe();
+  if (!keyword.empty()) text += (text.empty() ? "\"" : " or \"") + std::string(keyword) + "\"";
+  return text;
+}
+
+bool KeySpec::is_keyword(const Value& value) const {
+  const auto* s = std::get_if<std::string>(&value);
+  return !keyword.empty() && type != ValueType::kString && s && *s == keyword;
+}
+
 Schema::Schema(std::vector<SectionSpec> sections, std::vector<KeySpec> keys)
     : sections_(std::move(sections)), keys_(std::move(keys)) {}
 
@@ -346,8 +385,13 @@ std::optional<ValueProblem> check_value(const KeySpec& key, const Value& value) 
     }
     return std::nullopt;
   }
+  if (key.is_keyword(value)) return std::nullopt;
+  if (!key.keyword.empty() && std::holds_alternative<std::string>(value))
+    return ValueProblem{key.subject() + " must be " + key.type_text() + "; got " + format_value(value), {}};
   const std::string problem = key.constraint.problem(value);
   if (problem.empty()) return std::nullopt;
+  // "must be in [1, 16777216]; got 0" -> 'must be in [1, 16777216] or "auto"; got 0'
+  if (!key.keyword.empty()) return ValueProblem{key.subject() + " must be " + key.allowed() + "; got " + format_value(value), {}};
   return ValueProblem{key.subject() + " " + problem, {}};
 }
 

@@ -82,7 +82,8 @@ class TomlReader {
               SourceLocation{file_, static_cast<int>(begin.line), static_cast<int>(begin.column)});
   }
 
-  // The node as a Value of the key's type; integers are accepted for floats.
+  // The node as a Value of the key's type; integers are accepted for floats,
+  // an integer key's keyword ("auto") for the integer.
   Value convert(const KeySpec& key, const toml::node& node) {
     switch (key.type) {
       case ValueType::kBool:
@@ -90,6 +91,8 @@ class TomlReader {
         break;
       case ValueType::kInt:
         if (const auto* i = node.as_integer()) return i->get();
+        if (const auto* s = node.as_string(); s && !key.keyword.empty() && s->get() == key.keyword)
+          return s->get();
         break;
       case ValueType::kFloat:
         if (const auto* x = node.as_floating_point()) return x->get();
@@ -103,7 +106,7 @@ class TomlReader {
         if (const auto* array = node.as_array()) return convert_list(key, *array);
         break;
     }
-    fail(node.source(), key.subject() + " must be " + type_description(key.type) + "; got " +
+    fail(node.source(), key.subject() + " must be " + key.type_text() + "; got " +
                             describe_node(node));
   }
 

@@ -58,6 +58,11 @@ CheckpointContents load_checkpoint(const std::filesystem::path& directory, const
                                    models::LanguageModelImpl& model, torch::optim::AdamW* optimizer,
                                    bool verified = false);
 
+// The local batch size a checkpoint's state.json records, without checking
+// or loading anything else; 0 when it has none (older checkpoints) or cannot
+// be read.
+std::int64_t saved_local_batch_size(const std::filesystem::path& directory);
+
 // <job.dump_folder>/<checkpoint.folder>
 std::filesystem::path checkpoint_folder_path(const config::Config& config);
 

@@ -91,8 +91,12 @@ struct LrSchedulerConfig {
 };
 
 struct TrainingConfig {
+  // local_batch_size = "auto" (in a file or a flag) is stored as this until the
+  // trainer resolves it at start-up (batch_probe.h) into the size it trains with.
+  static constexpr std::int64_t kAutoLocalBatch = 0;
+
   std::int64_t steps = 1000;
-  std::int64_t local_batch_size = 8;
+  std::int64_t local_batch_size = 8;  // kAutoLocalBatch: "auto"
   std::int64_t global_batch_size = 0;  // 0: local_batch_size x data-parallel size
   double grad_clip = 1.0;
   std::string mixed_precision = "bf16";
@@ -104,6 +108,8 @@ struct TrainingConfig {
   std::string cuda_graph = "auto";
   double target_loss = 0.0;  // stop once a log window's mean training loss is at most this; 0: never
   std::int64_t profile_steps = 0;  // > 0: profile this many steps (step_profiler.h)
+
+  bool auto_local_batch() const { return local_batch_size == kAutoLocalBatch; }
 };
 
 struct ValidationConfig {

@@ -23,7 +23,8 @@ std::int64_t planned_world_size(const Config& config);
 void check_world_size(const ResolvedConfig& resolved, std::int64_t world_size);
 
 // Micro-batches per optimizer step (gradient accumulation) at `world_size`;
-// 1 when global_batch_size is 0. Assumes check_world_size passed.
+// 1 when global_batch_size is 0. Assumes check_world_size passed and a
+// resolved local_batch_size (std::logic_error for auto).
 std::int64_t accumulation_steps(const Config& config, std::int64_t world_size);
 
 // Steps of the final decay of the wsd schedule: decay_ratio x training.steps,

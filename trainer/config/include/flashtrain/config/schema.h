@@ -57,10 +57,22 @@ struct KeySpec {
   std::vector<std::string_view> aliases;
   std::function<Value(const Config&)> get;
   std::function<void(Config&, const Value&)> set;  // the value has this key's type
+  // An integer key that also takes this one string (training.local_batch_size
+  // = "auto"); "" for none. Its Value is then that string, and the Config
+  // member holds 0 (which the constraint must exclude as a number).
+  std::string_view keyword;
 
   std::string dotted_name() const;  // "optimizer.lr"
   // "'lr' in [optimizer]", the subject of every message about this key.
   std::string subject() const;
+  // What a value must be, for messages: "an integer", or with a keyword
+  // 'an integer or "auto"'.
+  std::string type_text() const;
+  // The allowed values for print-config: the constraint's description, with
+  // the keyword: 'in [1, 16777216] or "auto"'; "" for none.
+  std::string allowed() const;
+  // Whether `value` is this key's keyword (a string equal to it).
+  bool is_keyword(const Value& value) const;
 };
 
 struct SectionSpec {
@@ -92,7 +104,7 @@ class Schema {
 
 const Schema& schema();
 
-// Checks `value` (of the key's type) against the key's constraint.
+// Checks `value` (of the key's type, or its keyword) against the key's constraint.
 std::optional<ValueProblem> check_value(const KeySpec& key, const Value& value);
 
 // The block kinds of [model] kind, and the ones built on the multi-head

@@ -11,7 +11,8 @@ namespace flashtrain::config {
 
 enum class ValueType { kBool, kInt, kFloat, kString, kStringList };
 
-// Holds the alternative of its key's ValueType, in the same order.
+// Holds the alternative of its key's ValueType, in the same order (an integer
+// key with a keyword, KeySpec::keyword, holds that word as a string for it).
 using Value = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>>;
 
 // "a boolean", "an integer", "a float", "a string", "a string or an array of strings".
