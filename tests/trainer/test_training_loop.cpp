@@ -56,6 +56,19 @@ void expect_same_parameters(const std::vector<torch::Tensor>& a, const std::vect
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "parameter " << i;
 }
 
+// What a resume says changed since the checkpoint: every non-model key whose
+// value differs, old -> new.
+TEST(TrainingCheckpoint, ConfigChangesNameEachChangedKey) {
+  config::Config before;
+  before.training.steps = 10;
+  config::Config after = before;
+  after.training.steps = 20;
+  const std::vector<std::string> changes = config_changes(config::to_json(before), after);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0], "training.steps: 10 -> 20");
+  EXPECT_TRUE(config_changes(config::to_json(before), before).empty());
+}
+
 TEST(TrainingLoop, LossGoesDownOnTheTinyCorpus) {
   TinyRun run;
   const Outcome out = train(run.config({"--training.steps=30"}));

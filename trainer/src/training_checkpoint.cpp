@@ -173,7 +173,9 @@ void check_same_model(const nlohmann::json& saved, const config::Config& config,
 
 std::vector<std::string> config_changes(const nlohmann::json& saved, const config::Config& config) {
   std::vector<std::string> changes;
-  for (const auto& [section, keys] : config::to_json(config).items()) {
+  // Named: a range-for over a temporary's items() would outlive the temporary.
+  const nlohmann::json current = config::to_json(config);
+  for (const auto& [section, keys] : current.items()) {
     if (section == "model") continue;
     for (const auto& [key, value] : keys.items()) {
       const nlohmann::json* before = nullptr;
