@@ -58,28 +58,21 @@ TEST(HeadwiseNorm, ReferenceGradientsPassGradcheck) {
   EXPECT_LT(max_abs_diff(grads[1], want_grads[1]), 1e-12);
 }
 
+// Runs `call`, expecting an InputError whose message contains `words`.
+template <class Call>
+void expect_input_error(Call call, const std::string& words) {
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected one saying: " << words;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
 TEST(HeadwiseNorm, BadInputIsNamed) {
   const torch::Tensor x = torch::randn({2, 12});
-  EXPECT_THROW(
-      {
-        try {
-          headwise_norm(x, torch::ones({12}), 5, 1e-5);
-        } catch (const InputError& e) {
-          EXPECT_NE(std::string(e.what()).find("num_heads 5"), std::string::npos) << e.what();
-          throw;
-        }
-      },
-      InputError);
-  EXPECT_THROW(
-      {
-        try {
-          headwise_norm(x, torch::ones({6}), 2, 1e-5);
-        } catch (const InputError& e) {
-          EXPECT_NE(std::string(e.what()).find("weight must be [12]"), std::string::npos) << e.what();
-          throw;
-        }
-      },
-      InputError);
+  expect_input_error([&] { headwise_norm(x, torch::ones({12}), 5, 1e-5); }, "num_heads 5");
+  expect_input_error([&] { headwise_norm(x, torch::ones({6}), 2, 1e-5); }, "weight must be [12]");
 }
 
 TEST(CausalConvSilu, ReferenceMatchesTheFormulaForEveryKernelSize) {
@@ -105,19 +98,12 @@ TEST(CausalConvSilu, ReferenceGradientsMatchTheFormula) {
 }
 
 TEST(CausalConvSilu, BadInputIsNamed) {
-  EXPECT_THROW(causal_conv_silu(torch::randn({2, 3}), torch::randn({3, 4}), torch::randn({3})), InputError);
-  try {
-    causal_conv_silu(torch::randn({2, 5, 3}), torch::randn({4, 4}), torch::randn({3}));
-    FAIL() << "no error for a weight of the wrong width";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("weight must be [3, K]"), std::string::npos) << e.what();
-  }
-  try {
-    causal_conv_silu(torch::randn({2, 5, 3}), torch::randn({3, 4}), torch::randn({4}));
-    FAIL() << "no error for a bias of the wrong width";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("bias must be [3]"), std::string::npos) << e.what();
-  }
+  expect_input_error([] { causal_conv_silu(torch::randn({2, 3}), torch::randn({3, 4}), torch::randn({3})); },
+                     "x must be [batch, time, channels]");
+  expect_input_error([] { causal_conv_silu(torch::randn({2, 5, 3}), torch::randn({4, 4}), torch::randn({3})); },
+                     "weight must be [3, K]");
+  expect_input_error([] { causal_conv_silu(torch::randn({2, 5, 3}), torch::randn({3, 4}), torch::randn({4})); },
+                     "bias must be [3]");
 }
 
 // ---- the CUDA kernels against the float64 reference ----
