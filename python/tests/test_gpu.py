@@ -76,8 +76,8 @@ class ScanGpuTest(unittest.TestCase):
                 a = torch.rand(shape, device="cuda").mul(0.2).add(0.8)
                 b = torch.randn(shape, device="cuda")
                 x0 = torch.randn(4, 96, device="cuda")
-                x, last = scan(a.to(dtype), b.to(dtype), x0=x0, layout=layout, return_last=True)
-                ref, ref_last = scan(a.double(), b.double(), x0=x0.double(), layout=layout,
+                x, last = scan(a.to(dtype), b.to(dtype), x0=x0.to(dtype), layout=layout, return_last=True)
+                ref, ref_last = scan(a.to(dtype).double(), b.to(dtype).double(), x0=x0.to(dtype).double(), layout=layout,
                                      return_last=True)
                 tol = TOLERANCE[dtype] * 10
                 torch.testing.assert_close(x.double(), ref, rtol=tol, atol=tol)
