@@ -23,7 +23,9 @@ NormImpl::NormImpl(int64_t dim, NormKind kind, double eps) : kind_(kind), eps_(e
 torch::Tensor NormImpl::forward(const torch::Tensor& x) {
   const int64_t dim = weight_.size(0);
   if (kind_ == NormKind::kRmsNorm) return at::rms_norm(x, {dim}, weight_, eps_);
-  return at::layer_norm(x, {dim}, weight_, /*bias=*/{}, eps_);
+  // A layer norm is a head-wise norm of one head; its output goes straight
+  // to the compute dtype (no float32 copy for autocast to cast).
+  return flashrnn::headwise_norm(x, weight_, /*num_heads=*/1, eps_, compute_dtype(x));
 }
 
 HeadwiseNormImpl::HeadwiseNormImpl(int64_t num_heads, int64_t head_dim, double eps)

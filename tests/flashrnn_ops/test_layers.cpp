@@ -18,13 +18,15 @@ double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kDouble).cpu() - b.to(torch::kDouble).cpu()).abs().max().item<double>();
 }
 
-// Per head: layer_norm over D (no affine), then the weight.
+// Per head: (x − mean) / sqrt(biased variance + eps), then the weight.
 torch::Tensor norm_by_formula(const torch::Tensor& x, const torch::Tensor& weight, int64_t heads, double eps) {
   auto shape = x.sizes().vec();
   shape.back() = heads;
   shape.push_back(x.size(-1) / heads);
-  const torch::Tensor normed = torch::layer_norm(x.reshape(shape), {shape.back()}, {}, {}, eps);
-  return normed.flatten(-2) * weight;
+  const torch::Tensor h = x.reshape(shape);
+  const torch::Tensor mean = h.mean(-1, /*keepdim=*/true);
+  const torch::Tensor var = (h - mean).pow(2).mean(-1, /*keepdim=*/true);
+  return ((h - mean) / torch::sqrt(var + eps)).flatten(-2) * weight;
 }
 
 // y[b, t, c] = silu(bias[c] + Σ_k w[c, k] · x[b, t − K + 1 + k, c]), loops over k.
@@ -131,10 +133,11 @@ void expect_close(const torch::Tensor& got, const torch::Tensor& want, double to
 
 TEST_F(LayerKernels, HeadwiseNormMatchesTheReference) {
   torch::manual_seed(5);
-  // (vectors, heads, head dim): groups of 1 to 32 lanes a row, odd and wide
-  // head dims (the reference runs those).
+  // (vectors, heads, head dim): groups of 1 to 32 lanes a row, up to 16
+  // pairs a lane; odd and wider head dims (the reference runs those).
   for (const auto& [vectors, heads, d] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 2}, {37, 3, 20},
-                                          {300, 12, 64}, {5, 2, 100}, {7, 4, 256}, {3, 2, 9}, {9, 1, 768}}) {
+                                          {300, 12, 64}, {5, 2, 100}, {7, 4, 256}, {3, 2, 9}, {9, 1, 768},
+                                          {4, 1, 1024}, {2, 1, 1030}}) {
     for (const DtypeCase& c : kDtypes) {
       const torch::Tensor x = as_seen(torch::randn({vectors, heads * d}, f64) * 2 + 0.5, c.dtype);
       const torch::Tensor w = torch::randn({heads * d}, f64).to(torch::kFloat).to(torch::kDouble);
@@ -191,6 +194,30 @@ TEST_F(LayerKernels, CausalConvSiluMatchesTheReference) {
       expect_close(got_grads[1] / rows, want_grads[1] / rows, c.tolerance, what + ": dw");
       expect_close(got_grads[2] / rows, want_grads[2] / rows, c.tolerance, what + ": db");
     }
+  }
+}
+
+// A float32 residual stream normalised into bf16 / fp16 (a layer norm: one
+// head): the output in the asked dtype, x's gradient in float32.
+TEST_F(LayerKernels, HeadwiseNormWritesTheAskedDtype) {
+  torch::manual_seed(8);
+  for (const torch::Dtype out : {torch::kBFloat16, torch::kHalf}) {
+    const torch::Tensor x = torch::randn({6, 33, 768}, f64).to(torch::kFloat).to(torch::kDouble) * 3 + 1;
+    const torch::Tensor w = torch::randn({768}, f64).to(torch::kFloat).to(torch::kDouble);
+    const torch::Tensor dy = as_seen(torch::randn({6, 33, 768}, f64), out);
+    const torch::Tensor xr = x.clone().requires_grad_(true), wr = w.clone().requires_grad_(true);
+    const torch::Tensor want = headwise_norm_reference(xr, wr, 1, 1e-5);
+    const auto want_grads = torch::autograd::grad({(want * dy).sum()}, {xr, wr});
+    const torch::Tensor xg = x.to(torch::kCUDA, torch::kFloat).requires_grad_(true);
+    const torch::Tensor wg = w.to(torch::kCUDA, torch::kFloat).requires_grad_(true);
+    const torch::Tensor got = headwise_norm(xg, wg, 1, 1e-5, out);
+    ASSERT_EQ(got.scalar_type(), out);
+    const auto got_grads = torch::autograd::grad({(got * dy.to(torch::kCUDA, out)).sum()}, {xg, wg});
+    ASSERT_EQ(got_grads[0].scalar_type(), torch::kFloat);
+    const std::string what = c10::toString(out);
+    expect_close(got, want, 2e-2, what + ": y");
+    expect_close(got_grads[0], want_grads[0], 1e-4, what + ": dx");
+    expect_close(got_grads[1] / std::sqrt(198.0), want_grads[1] / std::sqrt(198.0), 1e-4, what + ": dw");
   }
 }
 

@@ -1,11 +1,14 @@
 // Two layers of the sLSTM block that are memory-bound and badly served by
 // stock ATen kernels at its shapes, as autograd ops with CUDA kernels of ours:
 //
-//   headwise_norm(x, weight, num_heads, eps)
+//   headwise_norm(x, weight, num_heads, eps, out_dtype)
 //     x [..., H·D] → each head's D values (the last dim cut into H groups)
 //     normalised to zero mean and unit variance, times weight [H·D]. This is
-//     xLSTM's group norm. (ATen's layer_norm over D = 64 runs one block per
-//     row: 0.8 TB/s on an H200; one warp per row here.)
+//     xLSTM's group norm, and with H = 1 a layer norm without bias. The
+//     output has out_dtype (default x's): a float32 residual stream is
+//     normalised straight into autocast's bf16 / fp16, without a float32
+//     copy to cast. (ATen's layer_norm over D = 64 runs one block per row;
+//     here a row is a group of lanes holding it in registers.)
 //
 //   causal_conv_silu(x, weight, bias)
 //     x [B, T, C], weight [C, K] (or nn.Conv1d's [C, 1, K]), bias [C] →
@@ -14,16 +17,17 @@
 //     past only. Computed in [B, T, C] as it is stored (conv1d wants channels
 //     first: two transposed copies and a padded one).
 //
-// The output has x's dtype; statistics, sums and gradients are accumulated in
-// float32. Gradients flow to x, weight and bias (weight and bias gradients in
-// their own dtype). CUDA tensors of float32 / bfloat16 / float16 run the
-// kernels where the shape suits them (even head dims ≤ 256; an even number of
-// channels and K ≤ 8); anything else (the CPU, float64, other shapes) runs the
+// The conv's output has x's dtype; statistics, sums and gradients are
+// accumulated in float32. Gradients flow to x, weight and bias (x's gradient
+// in x's dtype, weight and bias gradients in their own). CUDA tensors of
+// float32 / bfloat16 / float16 run the kernels where the shape suits them
+// (even head dims ≤ 1024; an even number of channels and K ≤ 8); anything else (the CPU, float64, other shapes) runs the
 // same math as ATen ops, which is also the reference the kernels are tested
 // against.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <ATen/Tensor.h>
 
@@ -31,13 +35,14 @@
 
 namespace flashrnn {
 
-at::Tensor headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads, double eps);
+at::Tensor headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads, double eps,
+                         std::optional<at::ScalarType> out_dtype = std::nullopt);
 
 at::Tensor causal_conv_silu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
 // The ATen compositions: what the kernels compute, for tests and benchmarks.
 at::Tensor headwise_norm_reference(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads,
-                                   double eps);
+                                   double eps, std::optional<at::ScalarType> out_dtype = std::nullopt);
 at::Tensor causal_conv_silu_reference(const at::Tensor& x, const at::Tensor& weight,
                                       const at::Tensor& bias);
 

@@ -68,9 +68,9 @@ __device__ __forceinline__ NormRow norm_row(const HeadwiseNormShape& s, int grou
   return {thread / group, int(threadIdx.x % group), thread / group < s.rows};
 }
 
-template <class T>
+template <class T, class Out>
 __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const float* __restrict__ weight,
-                                             T* __restrict__ y, float* __restrict__ mean_out,
+                                             Out* __restrict__ y, float* __restrict__ mean_out,
                                              float* __restrict__ rstd_out, HeadwiseNormShape s, float eps,
                                              int group) {
   const NormRow r = norm_row(s, group);  // inactive lanes still join the shuffles
@@ -107,8 +107,8 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const floa
 }
 
 // dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · weight.
-template <class T>
-__global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const T* __restrict__ dy,
+template <class T, class Out>
+__global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const Out* __restrict__ dy,
                                                 const float* __restrict__ weight, const float* __restrict__ mean,
                                                 const float* __restrict__ rstd, T* __restrict__ dx,
                                                 HeadwiseNormShape s, int group) {
@@ -149,8 +149,8 @@ __global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const T
 }
 
 // partial[chunk, c] = Σ over the chunk's vectors of dy · x̂ in column c.
-template <class T>
-__global__ void headwise_norm_weight_grad_kernel(const T* __restrict__ x, const T* __restrict__ dy,
+template <class T, class Out>
+__global__ void headwise_norm_weight_grad_kernel(const T* __restrict__ x, const Out* __restrict__ dy,
                                                  const float* __restrict__ mean, const float* __restrict__ rstd,
                                                  float* __restrict__ partial, HeadwiseNormShape s) {
   const int columns = s.heads * s.head_dim;
@@ -329,10 +329,12 @@ __global__ void __launch_bounds__(kConvThreads) causal_conv_silu_backward_kernel
   out[int64_t(s.kernel) * s.channels + 1] = db1;
 }
 
-// The smallest power-of-two group whose lanes hold a row in registers.
+// Lanes per row: the smallest power of two that leaves each at most four
+// pairs (short rows share a warp), at most a warp (a row of up to
+// kMaxNormHeadDim then leaves a lane up to kNormPairsPerLane pairs).
 int norm_group(int head_dim) {
   int group = 1;
-  while (group * 2 * kNormPairsPerLane < head_dim) group *= 2;
+  while (group < 32 && group * 2 * 4 < head_dim) group *= 2;
   return group;
 }
 
@@ -355,25 +357,26 @@ int causal_conv_param_chunks(CausalConvShape shape) {
   return int(shape.batch * ((shape.steps + kConvTile - 1) / kConvTile));
 }
 
-template <class T>
-cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, T* y, float* mean, float* rstd,
+template <class T, class Out>
+cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, Out* y, float* mean, float* rstd,
                                          HeadwiseNormShape shape, float eps, cudaStream_t stream) {
   const int group = norm_group(shape.head_dim);
   const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
-  headwise_norm_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
+  headwise_norm_forward_kernel<T, Out><<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
   return cudaGetLastError();
 }
 
-template <class T>
-cudaError_t launch_headwise_norm_backward(const T* x, const T* dy, const float* weight, const float* mean,
+template <class T, class Out>
+cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float* weight, const float* mean,
                                           const float* rstd, T* dx, float* d_weight_partial,
                                           HeadwiseNormShape shape, int chunks, cudaStream_t stream) {
   const int group = norm_group(shape.head_dim);
   const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
-  headwise_norm_input_grad_kernel<T><<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
+  headwise_norm_input_grad_kernel<T, Out>
+      <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
   const int columns = shape.heads * shape.head_dim;
   const dim3 grid((columns + kThreads - 1) / kThreads, chunks);
-  headwise_norm_weight_grad_kernel<T><<<grid, kThreads, 0, stream>>>(x, dy, mean, rstd, d_weight_partial, shape);
+  headwise_norm_weight_grad_kernel<T, Out><<<grid, kThreads, 0, stream>>>(x, dy, mean, rstd, d_weight_partial, shape);
   return cudaGetLastError();
 }
 
@@ -393,19 +396,28 @@ cudaError_t launch_causal_conv_silu_backward(const T* x, const T* dy, const floa
   return cudaGetLastError();
 }
 
-#define FLASHRNN_LAYER_INSTANTIATE(T)                                                                           \
-  template cudaError_t launch_headwise_norm_forward<T>(const T*, const float*, T*, float*, float*,              \
-                                                       HeadwiseNormShape, float, cudaStream_t);                 \
-  template cudaError_t launch_headwise_norm_backward<T>(const T*, const T*, const float*, const float*,         \
-                                                        const float*, T*, float*, HeadwiseNormShape, int,       \
-                                                        cudaStream_t);                                          \
+#define FLASHRNN_NORM_INSTANTIATE(T, OUT)                                                                      \
+  template cudaError_t launch_headwise_norm_forward<T, OUT>(const T*, const float*, OUT*, float*, float*,      \
+                                                            HeadwiseNormShape, float, cudaStream_t);           \
+  template cudaError_t launch_headwise_norm_backward<T, OUT>(const T*, const OUT*, const float*, const float*, \
+                                                             const float*, T*, float*, HeadwiseNormShape, int,  \
+                                                             cudaStream_t);
+
+#define FLASHRNN_CONV_INSTANTIATE(T)                                                                           \
   template cudaError_t launch_causal_conv_silu_forward<T>(const T*, const float*, const float*, T*,             \
                                                           CausalConvShape, cudaStream_t);                       \
   template cudaError_t launch_causal_conv_silu_backward<T>(const T*, const T*, const float*, const float*, T*,  \
                                                            float*, CausalConvShape, int, cudaStream_t);
 
-FLASHRNN_LAYER_INSTANTIATE(float)
-FLASHRNN_LAYER_INSTANTIATE(__nv_bfloat16)
-FLASHRNN_LAYER_INSTANTIATE(__half)
+// The norm's output in its input's type, or float32 rows to bf16 / fp16 (a
+// float32 residual stream normalised into autocast's dtype).
+FLASHRNN_NORM_INSTANTIATE(float, float)
+FLASHRNN_NORM_INSTANTIATE(__nv_bfloat16, __nv_bfloat16)
+FLASHRNN_NORM_INSTANTIATE(__half, __half)
+FLASHRNN_NORM_INSTANTIATE(float, __nv_bfloat16)
+FLASHRNN_NORM_INSTANTIATE(float, __half)
+FLASHRNN_CONV_INSTANTIATE(float)
+FLASHRNN_CONV_INSTANTIATE(__nv_bfloat16)
+FLASHRNN_CONV_INSTANTIATE(__half)
 
 }  // namespace flashrnn::layers

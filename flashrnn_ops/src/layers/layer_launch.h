@@ -11,7 +11,7 @@ namespace flashrnn::layers {
 
 // The kernels take even head dims up to this (a row fits a warp's registers);
 // the op runs its reference composition for the others.
-constexpr int kMaxNormHeadDim = 256;
+constexpr int kMaxNormHeadDim = 1024;
 
 struct HeadwiseNormShape {
   int64_t rows;  // (number of x's vectors) × heads
@@ -21,16 +21,18 @@ struct HeadwiseNormShape {
 
 bool headwise_norm_kernels_take(HeadwiseNormShape shape);
 
-// y = (x − mean) · rstd · weight per row of head_dim values; mean and rstd
-// [rows] are kept for the backward.
-template <class T>
-cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, T* y, float* mean, float* rstd,
+// y = (x − mean) · rstd · weight per row of head_dim values, x of type T and
+// y of type Out (T, or bf16 / fp16 for a float32 T); mean and rstd [rows] are
+// kept for the backward.
+template <class T, class Out>
+cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, Out* y, float* mean, float* rstd,
                                          HeadwiseNormShape shape, float eps, cudaStream_t stream);
 
-// dx from dy; d_weight_partial [chunks, heads · head_dim] receives per-chunk
-// sums of dy · x̂ (the caller sums the chunks: headwise_norm_weight_chunks).
-template <class T>
-cudaError_t launch_headwise_norm_backward(const T* x, const T* dy, const float* weight, const float* mean,
+// dx (type T) from dy (type Out); d_weight_partial [chunks, heads · head_dim]
+// receives per-chunk sums of dy · x̂ (the caller sums the chunks:
+// headwise_norm_weight_chunks).
+template <class T, class Out>
+cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float* weight, const float* mean,
                                           const float* rstd, T* dx, float* d_weight_partial,
                                           HeadwiseNormShape shape, int chunks, cudaStream_t stream);
 int headwise_norm_weight_chunks(HeadwiseNormShape shape);

@@ -8,6 +8,7 @@
 #include <torch/autograd.h>
 
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -65,28 +66,46 @@ layers::HeadwiseNormShape headwise_shape(const at::Tensor& x, int64_t num_heads)
   return {x.numel() / (width / num_heads), int(num_heads), int(width / num_heads)};
 }
 
+// Calls fn(T{}, Out{}) with the kernels' types of x and of the output.
+template <class Fn>
+void dispatch_norm_types(at::ScalarType x_type, at::ScalarType out_type, Fn&& fn) {
+  if (out_type == x_type) return dispatch_storage(x_type, [&](auto t) { fn(t, t); });
+  TORCH_CHECK(x_type == at::kFloat && (out_type == at::kBFloat16 || out_type == at::kHalf),
+              "headwise_norm: no kernel from ", x_type, " to ", out_type);
+  dispatch_storage(out_type, [&](auto out) { fn(float{}, out); });
+}
+
+bool norm_kernels_take(at::ScalarType x_type, at::ScalarType out_type) {
+  return out_type == x_type ||
+         (x_type == at::kFloat && (out_type == at::kBFloat16 || out_type == at::kHalf));
+}
+
 class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& weight,
-                            int64_t num_heads, double eps) {
+                            int64_t num_heads, double eps, int64_t out_type_code) {
     const c10::DeviceGuard guard(x_in.device());
+    const auto out_type = static_cast<at::ScalarType>(out_type_code);
     const at::Tensor x = pair_aligned(x_in);
     const at::Tensor w = pair_aligned(weight.to(at::kFloat));
     const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
-    at::Tensor y = at::empty_like(x);
+    at::Tensor y = at::empty(x.sizes(), x.options().dtype(out_type));
     at::Tensor mean = at::empty({shape.rows}, x.options().dtype(at::kFloat));
     at::Tensor rstd = at::empty({shape.rows}, x.options().dtype(at::kFloat));
     if (shape.rows > 0) {
-      dispatch_storage(x.scalar_type(), [&](auto t) {
+      dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
         using T = decltype(t);
-        check_launch(layers::launch_headwise_norm_forward<T>(
-                         data_as<T>(x), w.const_data_ptr<float>(), mutable_data_as<T>(y), mean.mutable_data_ptr<float>(),
-                         rstd.mutable_data_ptr<float>(), shape, float(eps), at::cuda::getCurrentCUDAStream()),
+        using Out = decltype(out);
+        check_launch(layers::launch_headwise_norm_forward<T, Out>(
+                         data_as<T>(x), w.const_data_ptr<float>(), mutable_data_as<Out>(y),
+                         mean.mutable_data_ptr<float>(), rstd.mutable_data_ptr<float>(), shape, float(eps),
+                         at::cuda::getCurrentCUDAStream()),
                      "layers", "headwise_norm forward");
       });
     }
     ctx->save_for_backward({x, w, mean, rstd});
     ctx->saved_data["num_heads"] = num_heads;
+    ctx->saved_data["out_type"] = out_type_code;
     ctx->saved_data["weight_type"] = int64_t(weight.scalar_type());
     return y;
   }
@@ -95,23 +114,25 @@ class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFuncti
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
     const c10::DeviceGuard guard(x.device());
-    const at::Tensor dy = pair_aligned(grads[0].to(x.scalar_type()));
+    const auto out_type = static_cast<at::ScalarType>(ctx->saved_data["out_type"].toInt());
+    const at::Tensor dy = pair_aligned(grads[0].to(out_type));
     const layers::HeadwiseNormShape shape = headwise_shape(x, ctx->saved_data["num_heads"].toInt());
     const int chunks = layers::headwise_norm_weight_chunks(shape);
     at::Tensor dx = at::empty_like(x);
     at::Tensor partial = at::zeros({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
     if (shape.rows > 0) {
-      dispatch_storage(x.scalar_type(), [&](auto t) {
+      dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
         using T = decltype(t);
-        check_launch(layers::launch_headwise_norm_backward<T>(
-                         data_as<T>(x), data_as<T>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
+        using Out = decltype(out);
+        check_launch(layers::launch_headwise_norm_backward<T, Out>(
+                         data_as<T>(x), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
                          rstd.const_data_ptr<float>(), mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(),
                          shape, chunks, at::cuda::getCurrentCUDAStream()),
                      "layers", "headwise_norm backward");
       });
     }
     const auto weight_type = static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt());
-    return {dx, partial.sum(0).to(weight_type), at::Tensor(), at::Tensor()};
+    return {dx, partial.sum(0).to(weight_type), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -204,23 +225,25 @@ class CausalConvSiluFunction : public torch::autograd::Function<CausalConvSiluFu
 }  // namespace
 
 at::Tensor headwise_norm_reference(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads,
-                                   double eps) {
+                                   double eps, std::optional<at::ScalarType> out_dtype) {
   check_headwise_norm(x, weight, num_heads);
   const at::ScalarType compute = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   std::vector<int64_t> heads_shape = x.sizes().vec();
   heads_shape.back() = num_heads;
   heads_shape.push_back(x.size(-1) / num_heads);
   const at::Tensor heads = x.to(compute).reshape(heads_shape);
-  const auto [var, mean] = at::var_mean(heads, {-1}, /*correction=*/0, /*keepdim=*/true);
-  const at::Tensor normed = ((heads - mean) * at::rsqrt(var + eps)).flatten(-2);
-  return (normed * weight.to(compute)).to(x.scalar_type());
+  const at::Tensor normed = at::layer_norm(heads, {heads_shape.back()}, /*weight=*/{}, /*bias=*/{}, eps);
+  return (normed.flatten(-2) * weight.to(compute)).to(out_dtype.value_or(x.scalar_type()));
 }
 
-at::Tensor headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads, double eps) {
+at::Tensor headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads, double eps,
+                         std::optional<at::ScalarType> out_dtype) {
   check_headwise_norm(x, weight, num_heads);
-  if (!on_kernel_device(x) || !layers::headwise_norm_kernels_take(headwise_shape(x, num_heads)))
-    return headwise_norm_reference(x, weight, num_heads, eps);
-  return HeadwiseNormFunction::apply(x, weight, num_heads, eps);
+  const at::ScalarType out_type = out_dtype.value_or(x.scalar_type());
+  if (!on_kernel_device(x) || !norm_kernels_take(x.scalar_type(), out_type) ||
+      !layers::headwise_norm_kernels_take(headwise_shape(x, num_heads)))
+    return headwise_norm_reference(x, weight, num_heads, eps, out_dtype);
+  return HeadwiseNormFunction::apply(x, weight, num_heads, eps, int64_t(out_type));
 }
 
 at::Tensor causal_conv_silu_reference(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {

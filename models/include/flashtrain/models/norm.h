@@ -9,7 +9,8 @@
 namespace flashtrain::models {
 
 // LayerNorm (weight, no bias) or RMSNorm over the last dimension. Parameter:
-// "weight" [dim], init ones.
+// "weight" [dim], init ones. The LayerNorm's output is in the compute dtype
+// (autocast's where it is on: flashrnn::headwise_norm, one kernel on a GPU).
 class NormImpl : public torch::nn::Module {
  public:
   NormImpl(int64_t dim, NormKind kind, double eps);
