@@ -10,8 +10,11 @@
 namespace flashrnn::layers {
 namespace {
 
-// A row of the norm is held by at most a warp, kNormPairsPerLane pairs a lane.
-constexpr int kNormPairsPerLane = kMaxNormHeadDim / (2 * 32);
+// A row of the norm is held by a group of at most a warp, Pairs pairs a lane:
+// kShortRowPairs for rows up to 256 (several rows share a warp and few
+// registers keep many warps resident), else kLongRowPairs.
+constexpr int kShortRowPairs = 4;
+constexpr int kLongRowPairs = kMaxNormHeadDim / (2 * 32);
 constexpr int kThreads = 256;
 // Per-chunk partial sums of the parameter gradients: enough chunks to fill
 // the GPU, few enough that summing them is cheap.
@@ -50,7 +53,7 @@ __device__ __forceinline__ void store_pair(T* p, float a, float b) {
 
 // ---- headwise norm: a group of `group` lanes per row of head_dim values ----
 // Lane l of a group holds pairs l, l + group, l + 2·group, ... of its row in
-// registers (at most kNormPairsPerLane): one read of x, one write of y.
+// registers (at most Pairs): one read of x, one write of y.
 
 __device__ __forceinline__ float group_sum(float v, int group) {
   for (int offset = group / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
@@ -68,7 +71,7 @@ __device__ __forceinline__ NormRow norm_row(const HeadwiseNormShape& s, int grou
   return {thread / group, int(threadIdx.x % group), thread / group < s.rows};
 }
 
-template <class T, class Out>
+template <class T, class Out, int Pairs>
 __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const float* __restrict__ weight,
                                              Out* __restrict__ y, float* __restrict__ mean_out,
                                              float* __restrict__ rstd_out, HeadwiseNormShape s, float eps,
@@ -76,10 +79,10 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const floa
   const NormRow r = norm_row(s, group);  // inactive lanes still join the shuffles
   const int pairs = s.head_dim / 2;
   const int64_t base = r.row * s.head_dim;
-  float v[2 * kNormPairsPerLane];
+  float v[2 * Pairs];
   float sum = 0.0f;
 #pragma unroll
-  for (int p = 0; p < kNormPairsPerLane; ++p) {
+  for (int p = 0; p < Pairs; ++p) {
     const int pair = r.lane + p * group;
     v[2 * p] = v[2 * p + 1] = 0.0f;
     if (r.active && pair < pairs) load_pair(x + base + 2 * pair, v[2 * p], v[2 * p + 1]);
@@ -88,14 +91,14 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const floa
   const float mean = group_sum(sum, group) / float(s.head_dim);
   float squares = 0.0f;  // two passes over the registers: no cancellation
 #pragma unroll
-  for (int p = 0; p < kNormPairsPerLane; ++p) {
+  for (int p = 0; p < Pairs; ++p) {
     if (r.lane + p * group < pairs) squares += (v[2 * p] - mean) * (v[2 * p] - mean) + (v[2 * p + 1] - mean) * (v[2 * p + 1] - mean);
   }
   const float rstd = rsqrtf(group_sum(squares, group) / float(s.head_dim) + eps);
   if (!r.active) return;
   const float* w = weight + (r.row % s.heads) * s.head_dim;
 #pragma unroll
-  for (int p = 0; p < kNormPairsPerLane; ++p) {
+  for (int p = 0; p < Pairs; ++p) {
     const int pair = r.lane + p * group;
     if (pair < pairs)
       store_pair(y + base + 2 * pair, (v[2 * p] - mean) * rstd * w[2 * pair], (v[2 * p + 1] - mean) * rstd * w[2 * pair + 1]);
@@ -107,7 +110,7 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const floa
 }
 
 // dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · weight.
-template <class T, class Out>
+template <class T, class Out, int Pairs>
 __global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const Out* __restrict__ dy,
                                                 const float* __restrict__ weight, const float* __restrict__ mean,
                                                 const float* __restrict__ rstd, T* __restrict__ dx,
@@ -117,10 +120,10 @@ __global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const O
   const int64_t base = r.row * s.head_dim;
   const float* w = weight + (r.row % s.heads) * s.head_dim;
   const float mu = r.active ? mean[r.row] : 0.0f, rs = r.active ? rstd[r.row] : 0.0f;
-  float xhat[2 * kNormPairsPerLane], g[2 * kNormPairsPerLane];
+  float xhat[2 * Pairs], g[2 * Pairs];
   float sum_g = 0.0f, sum_gx = 0.0f;
 #pragma unroll
-  for (int p = 0; p < kNormPairsPerLane; ++p) {
+  for (int p = 0; p < Pairs; ++p) {
     const int pair = r.lane + p * group;
     float x0 = 0.0f, x1 = 0.0f, d0 = 0.0f, d1 = 0.0f;
     if (r.active && pair < pairs) {
@@ -140,7 +143,7 @@ __global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const O
   const float mean_gx = group_sum(sum_gx, group) / float(s.head_dim);
   if (!r.active) return;
 #pragma unroll
-  for (int p = 0; p < kNormPairsPerLane; ++p) {
+  for (int p = 0; p < Pairs; ++p) {
     const int pair = r.lane + p * group;
     if (pair < pairs)
       store_pair(dx + base + 2 * pair, rs * (g[2 * p] - mean_g - xhat[2 * p] * mean_gx),
@@ -329,14 +332,16 @@ __global__ void __launch_bounds__(kConvThreads) causal_conv_silu_backward_kernel
   out[int64_t(s.kernel) * s.channels + 1] = db1;
 }
 
-// Lanes per row: the smallest power of two that leaves each at most four
-// pairs (short rows share a warp), at most a warp (a row of up to
-// kMaxNormHeadDim then leaves a lane up to kNormPairsPerLane pairs).
+// Lanes per row: the smallest power of two that leaves each at most
+// kShortRowPairs pairs, at most a warp (a row of up to kMaxNormHeadDim then
+// leaves a lane up to kLongRowPairs pairs).
 int norm_group(int head_dim) {
   int group = 1;
-  while (group < 32 && group * 2 * 4 < head_dim) group *= 2;
+  while (group < 32 && group * 2 * kShortRowPairs < head_dim) group *= 2;
   return group;
 }
+
+bool is_short_row(int head_dim) { return head_dim <= 2 * 32 * kShortRowPairs; }
 
 dim3 conv_grid(const CausalConvShape& s) {
   const int64_t tiles = (s.steps + kConvTile - 1) / kConvTile;
@@ -362,7 +367,12 @@ cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, Out* y
                                          HeadwiseNormShape shape, float eps, cudaStream_t stream) {
   const int group = norm_group(shape.head_dim);
   const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
-  headwise_norm_forward_kernel<T, Out><<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
+  if (is_short_row(shape.head_dim))
+    headwise_norm_forward_kernel<T, Out, kShortRowPairs>
+        <<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
+  else
+    headwise_norm_forward_kernel<T, Out, kLongRowPairs>
+        <<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
   return cudaGetLastError();
 }
 
@@ -372,8 +382,12 @@ cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float
                                           HeadwiseNormShape shape, int chunks, cudaStream_t stream) {
   const int group = norm_group(shape.head_dim);
   const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
-  headwise_norm_input_grad_kernel<T, Out>
-      <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
+  if (is_short_row(shape.head_dim))
+    headwise_norm_input_grad_kernel<T, Out, kShortRowPairs>
+        <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
+  else
+    headwise_norm_input_grad_kernel<T, Out, kLongRowPairs>
+        <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
   const int columns = shape.heads * shape.head_dim;
   const dim3 grid((columns + kThreads - 1) / kThreads, chunks);
   headwise_norm_weight_grad_kernel<T, Out><<<grid, kThreads, 0, stream>>>(x, dy, mean, rstd, d_weight_partial, shape);
