@@ -45,6 +45,12 @@ TEST(HeadwiseNorm, ReferenceIsAPerHeadLayerNormTimesTheWeight) {
   torch::manual_seed(1);
   const torch::Tensor x = torch::randn({3, 5, 4 * 6}, f64) * 3 + 1, w = torch::randn({24}, f64);
   EXPECT_LT(max_abs_diff(headwise_norm(x, w, 4, 1e-5), norm_by_formula(x, w, 4, 1e-5)), 1e-12);
+  // One head: a layer norm over the whole row; the output in the asked dtype.
+  EXPECT_LT(max_abs_diff(headwise_norm(x, w, 1, 1e-5), norm_by_formula(x, w, 1, 1e-5)), 1e-12);
+  const torch::Tensor as_float = headwise_norm(x.to(torch::kFloat), w.to(torch::kFloat), 1, 1e-5, torch::kBFloat16);
+  EXPECT_EQ(as_float.scalar_type(), torch::kBFloat16);
+  const torch::Tensor want = norm_by_formula(x, w, 1, 1e-5);
+  EXPECT_LT(max_abs_diff(as_float, want) / want.abs().max().item<double>(), 1e-2);  // bf16 rounding
 }
 
 TEST(HeadwiseNorm, ReferenceGradientsPassGradcheck) {

@@ -228,12 +228,15 @@ at::Tensor headwise_norm_reference(const at::Tensor& x, const at::Tensor& weight
                                    double eps, std::optional<at::ScalarType> out_dtype) {
   check_headwise_norm(x, weight, num_heads);
   const at::ScalarType compute = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::ScalarType out = out_dtype.value_or(x.scalar_type());
+  if (num_heads == 1)  // a plain layer norm: ATen's fused one, weight included
+    return at::layer_norm(x.to(compute), {x.size(-1)}, weight.to(compute), /*bias=*/{}, eps).to(out);
   std::vector<int64_t> heads_shape = x.sizes().vec();
   heads_shape.back() = num_heads;
   heads_shape.push_back(x.size(-1) / num_heads);
   const at::Tensor heads = x.to(compute).reshape(heads_shape);
   const at::Tensor normed = at::layer_norm(heads, {heads_shape.back()}, /*weight=*/{}, /*bias=*/{}, eps);
-  return (normed.flatten(-2) * weight.to(compute)).to(out_dtype.value_or(x.scalar_type()));
+  return (normed.flatten(-2) * weight.to(compute)).to(out);
 }
 
 at::Tensor headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t num_heads, double eps,
