@@ -91,10 +91,12 @@ __device__ __forceinline__ void copy_async_16(void* shared, const void* global) 
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(shared)),
                "l"(global));
 }
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n"); }
+// The "memory" clobbers keep the compiler from moving shared-memory reads
+// across the commit and the wait (the copies write shared memory behind its back).
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most `kPending` committed groups of this thread are in flight.
 template <int kPending> __device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
 }  // namespace flashrnn::fused::mma
