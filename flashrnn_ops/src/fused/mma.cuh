@@ -1,6 +1,6 @@
 // The few PTX instructions the tensor-core fused kernels are built from
 // (sm_80 and later): the m16n8k16 MMA with fp32 accumulators, ldmatrix, and
-// cp.async with its group bookkeeping. Fragment layouts are PTX's:
+// cp.async with its group bookkeeping (from async_copy.cuh, shared with the scan). Fragment layouts are PTX's:
 //   A 16×16 (row): a0a1 (row l/4, k 2(l%4)), a2a3 (row +8), a4a5 (k +8), a6a7 (both)
 //   B 16×8  (col): b0b1 (k 2(l%4), col l/4), b2b3 (k +8)
 //   C 16×8       : c0c1 (row l/4, col 2(l%4)), c2c3 (row +8)
@@ -11,6 +11,8 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include "async_copy.cuh"
 
 namespace flashrnn::fused::mma {
 
@@ -86,17 +88,12 @@ __device__ __forceinline__ void sync_warps(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// 16 bytes global -> shared, asynchronously (L2 only: the data is read once).
+// 16 bytes global -> shared, asynchronously (L2 only: the data is read once),
+// and the group bookkeeping: async_copy.cuh.
 __device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(shared)),
-               "l"(global));
+  async_copy::copy<16>(shared, global);
 }
-// The "memory" clobbers keep the compiler from moving shared-memory reads
-// across the commit and the wait (the copies write shared memory behind its back).
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most `kPending` committed groups of this thread are in flight.
-template <int kPending> __device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
+__device__ __forceinline__ void commit_copies() { async_copy::commit(); }
+template <int kPending> __device__ __forceinline__ void wait_copies() { async_copy::wait<kPending>(); }
 
 }  // namespace flashrnn::fused::mma

@@ -11,29 +11,21 @@
 
 #include <cstdint>
 
+#include "async_copy.cuh"
 #include "scan_thread_map.h"
 #include "scan_tile_io.cuh"
 #include "scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
 
+// cp.async and its group bookkeeping: async_copy.cuh.
 template <int kBytes>
 __device__ __forceinline__ void copy_async(void* shared, const void* global) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  if constexpr (kBytes == 16)  // .cg: straight to L2, no L1 allocation
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(global) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(global), "n"(kBytes)
-                 : "memory");
+  async_copy::copy<kBytes>(shared, global);
 }
-
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-
-// Waits until at most `kPending` of this thread's committed groups are in flight.
+__device__ __forceinline__ void commit_copies() { async_copy::commit(); }
 template <int kPending>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
-}
+__device__ __forceinline__ void wait_copies() { async_copy::wait<kPending>(); }
 
 // A thread's vectors of one tensor: [B, D, T] S/V vectors along time; [B, T, D]
 // one vector of CH channels per step.
