@@ -1,6 +1,7 @@
 // The few PTX instructions the tensor-core fused kernels are built from
 // (sm_80 and later): the m16n8k16 MMA with fp32 accumulators, ldmatrix, and
-// cp.async with its group bookkeeping (from async_copy.cuh, shared with the scan). Fragment layouts are PTX's:
+// cp.async with its group bookkeeping (async_copy.cuh, shared with the scan).
+// Fragment layouts are PTX's:
 //   A 16×16 (row): a0a1 (row l/4, k 2(l%4)), a2a3 (row +8), a4a5 (k +8), a6a7 (both)
 //   B 16×8  (col): b0b1 (k 2(l%4), col l/4), b2b3 (k +8)
 //   C 16×8       : c0c1 (row l/4, col 2(l%4)), c2c3 (row +8)
