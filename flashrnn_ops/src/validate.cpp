@@ -7,15 +7,18 @@
 #include <ATen/ATen.h>
 
 namespace flashrnn {
-namespace {
 
-std::string shape_of(const at::Tensor& t) {
+std::string shape_of(at::IntArrayRef sizes) {
   std::ostringstream s;
   s << "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s << (i ? ", " : "") << t.size(i);
+  for (size_t i = 0; i < sizes.size(); ++i) s << (i ? ", " : "") << sizes[i];
   s << "]";
   return s.str();
 }
+
+std::string shape_of(const at::Tensor& t) { return t.defined() ? shape_of(t.sizes()) : "an undefined tensor"; }
+
+namespace {
 
 // Builds the message from pieces: fail("Wx has shape ", shape, ...).
 template <class... Parts>

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "flashrnn/layers.h"
+#include "layers/layer_launch.h"
 
 namespace flashrnn::testing {
 namespace {
@@ -112,6 +113,21 @@ TEST(CausalConvSilu, BadInputIsNamed) {
                      "weight must be [3, K]");
   expect_input_error([] { causal_conv_silu(torch::randn({2, 5, 3}), torch::randn({3, 4}), torch::randn({4})); },
                      "bias must be [3]");
+}
+
+// Which shapes the kernels take (the rest runs the reference): even widths,
+// K up to 8, head dims up to 1024, and no more tiles of time than a grid's y.
+TEST(LayerKernelShapes, OnlyWhatTheKernelsCanRun) {
+  EXPECT_TRUE(layers::causal_conv_kernels_take({64, 1024, 768, 4}));
+  EXPECT_FALSE(layers::causal_conv_kernels_take({64, 1024, 767, 4}));
+  EXPECT_FALSE(layers::causal_conv_kernels_take({64, 1024, 768, 9}));
+  EXPECT_TRUE(layers::causal_conv_kernels_take({65535, 64, 768, 4}));
+  EXPECT_FALSE(layers::causal_conv_kernels_take({65536, 64, 768, 4}));
+  EXPECT_FALSE(layers::causal_conv_kernels_take({1024, 4096, 768, 4}));  // 65536 tiles
+  EXPECT_TRUE(layers::headwise_norm_kernels_take({12, 12, 64}));
+  EXPECT_TRUE(layers::headwise_norm_kernels_take({1, 1, 1024}));
+  EXPECT_FALSE(layers::headwise_norm_kernels_take({1, 1, 1026}));
+  EXPECT_FALSE(layers::headwise_norm_kernels_take({2, 2, 9}));
 }
 
 // ---- the CUDA kernels against the float64 reference ----

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "autocast_scope.h"
+#include "token_loss.h"
 #include "flashtrain/data/tasks.h"
 #include "flashtrain/distributed/collectives.h"
 #include "flashtrain/trainer/batch_probe.h"
@@ -49,17 +49,7 @@ std::optional<std::int64_t> measure_peak(models::LanguageModelImpl& model, torch
                                      .reshape({batch, context + 1});
     const torch::Tensor inputs = tokens.narrow(1, 0, context).contiguous();
     const torch::Tensor targets = tokens.narrow(1, 1, context).contiguous();
-    torch::Tensor logits;
-    {
-      AutocastScope autocast(device.type(), bf16);
-      logits = model.forward(inputs);
-    }
-    const auto cross_entropy_sum = torch::nn::functional::CrossEntropyFuncOptions()
-                                       .reduction(torch::kSum)
-                                       .ignore_index(data::kIgnoreTarget);
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(
-        logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), targets.reshape(-1), cross_entropy_sum);
-    loss.backward();
+    summed_token_loss(forward_logits(model, inputs, bf16), targets).backward();
     torch::cuda::synchronize(index);
     peak = allocator::getDeviceStats(index).allocated_bytes[0].peak;  // [0]: all pools
   } catch (const c10::Error& e) {

@@ -10,7 +10,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "autocast_scope.h"
+#include "token_loss.h"
 #include "flashtrain/data/tasks.h"
 
 namespace flashtrain::trainer {
@@ -110,18 +110,10 @@ void DeviceStep::stage(const std::vector<Batch>& micro_batches, double normalise
 
 void DeviceStep::step_body() {
   optimizer_.zero_grad(/*set_to_none=*/true);  // the capture's backward allocates them in its pool
-  const auto cross_entropy_sum =
-      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum).ignore_index(data::kIgnoreTarget);
   const torch::Device device = lr_.device();
   torch::Tensor loss_sum = scalar_on(device, torch::kDouble);
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
-    torch::Tensor logits;
-    {
-      AutocastScope autocast(device.type(), options_.bf16);
-      logits = model_.forward(inputs_[i]);
-    }
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(
-        logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), targets_[i].reshape(-1), cross_entropy_sum);
+    const torch::Tensor loss = summed_token_loss(forward_logits(model_, inputs_[i], options_.bf16), targets_[i]);
     (loss / normaliser_).backward();
     loss_sum += loss.detach().to(torch::kDouble);
   }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "autocast_scope.h"
+#include "token_loss.h"
 #include "flashtrain/data/task_metrics.h"
 #include "flashtrain/data/tasks.h"
 
@@ -18,22 +18,13 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
   const bool was_training = model.is_training();
   model.eval();
   torch::NoGradGuard no_grad;
-  const auto device_type = model.parameters().front().device().type();
 
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(model.parameters().front().device()));
   EvalSums sums;
   for (std::int64_t i = 0; i < options.batches; ++i) {
     const Batch batch = batches.next();
-    torch::Tensor logits;
-    {
-      AutocastScope autocast(device_type, options.bf16);
-      logits = model.forward(batch.inputs);
-    }
-    const std::int64_t vocab = logits.size(-1);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    logits.reshape({-1, vocab}).to(torch::kFloat), batch.targets.reshape(-1),
-                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum).ignore_index(data::kIgnoreTarget))
-                    .to(torch::kDouble);
+    const torch::Tensor logits = forward_logits(model, batch.inputs, options.bf16);
+    loss_sum += summed_token_loss(logits, batch.targets).to(torch::kDouble);
     sums.scored_tokens += batch.scored_tokens;
     ++sums.batches;
     if (options.num_classes > 0) {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "autocast_scope.h"
+#include "token_loss.h"
 #include "flashrnn/tune/device_query.h"
 #include "flashtrain/config/consistency.h"
 #include "flashtrain/config/print.h"
@@ -403,21 +403,12 @@ StepReport Trainer::Impl::train_step() {
     scored = std::int64_t(distributed::sum_over_ranks(*world.comm, {double(scored)})[0]);
     normaliser = double(std::max<std::int64_t>(scored, 1)) / double(world.size);
   }
-  const auto cross_entropy_sum = torch::nn::functional::CrossEntropyFuncOptions()
-                                     .reduction(torch::kSum)
-                                     .ignore_index(data::kIgnoreTarget);
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(device));
   for (std::size_t i = 0; i < micro_batches.size(); ++i) {
     const Batch& batch = micro_batches[i];
     // Only the last micro-step's backward communicates.
     if (reducer) reducer->prepare_for_backward(/*sync=*/i + 1 == micro_batches.size());
-    torch::Tensor logits;
-    {
-      AutocastScope autocast(device.type(), bf16);
-      logits = model->forward(batch.inputs);
-    }
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(
-        logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), batch.targets.reshape(-1), cross_entropy_sum);
+    const torch::Tensor loss = summed_token_loss(forward_logits(*model, batch.inputs, bf16), batch.targets);
     (loss / normaliser).backward();
     loss_sum += loss.detach().to(torch::kDouble);
   }

@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "layers/layer_launch.h"
 
@@ -25,8 +26,6 @@ __device__ __forceinline__ float sigmoid(float a) { return 1.0f / (1.0f + __expf
 
 template <class T>
 __device__ __forceinline__ float load(const T* p) { return static_cast<float>(*p); }
-template <class T>
-__device__ __forceinline__ void store(T* p, float v) { *p = static_cast<T>(v); }
 
 int chunks_for(int64_t rows) { return int(std::clamp<int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks)); }
 
@@ -188,8 +187,13 @@ struct ConvTile {
   bool active;
 };
 
+// Tiles of kConvTile steps per sequence; the grid's y runs over batch × tiles.
+__host__ __device__ __forceinline__ int64_t time_tiles(const CausalConvShape& s) {
+  return (s.steps + kConvTile - 1) / kConvTile;
+}
+
 __device__ __forceinline__ ConvTile conv_tile(const CausalConvShape& s) {
-  const int64_t tiles = (s.steps + kConvTile - 1) / kConvTile;
+  const int64_t tiles = time_tiles(s);
   ConvTile t;
   t.c = 2 * int(blockIdx.x * blockDim.x + threadIdx.x);
   t.sequence = blockIdx.y / tiles;
@@ -341,11 +345,23 @@ int norm_group(int head_dim) {
   return group;
 }
 
-bool is_short_row(int head_dim) { return head_dim <= 2 * 32 * kShortRowPairs; }
+// Calls launch(std::integral_constant<int, Pairs>{}, group, blocks): the
+// registers a lane needs for the row, the lanes per row, the blocks of rows.
+template <class Launch>
+void with_norm_geometry(const HeadwiseNormShape& s, Launch&& launch) {
+  const int group = norm_group(s.head_dim);
+  const unsigned blocks = unsigned((s.rows * group + kThreads - 1) / kThreads);
+  if (s.head_dim <= 2 * 32 * kShortRowPairs)
+    launch(std::integral_constant<int, kShortRowPairs>{}, group, blocks);
+  else
+    launch(std::integral_constant<int, kLongRowPairs>{}, group, blocks);
+}
+
+// The grid's y dimension takes at most this many blocks.
+constexpr int64_t kMaxGridY = 65535;
 
 dim3 conv_grid(const CausalConvShape& s) {
-  const int64_t tiles = (s.steps + kConvTile - 1) / kConvTile;
-  return dim3(unsigned((s.channels / 2 + kConvThreads - 1) / kConvThreads), unsigned(s.batch * tiles));
+  return dim3(unsigned((s.channels / 2 + kConvThreads - 1) / kConvThreads), unsigned(s.batch * time_tiles(s)));
 }
 
 }  // namespace
@@ -355,24 +371,18 @@ bool headwise_norm_kernels_take(HeadwiseNormShape shape) {
 }
 bool causal_conv_kernels_take(CausalConvShape shape) {
   return shape.channels % 2 == 0 && shape.kernel >= 1 && shape.kernel <= kMaxCausalConvKernel &&
-         shape.batch * ((shape.steps + kConvTile - 1) / kConvTile) < (int64_t(1) << 31);
+         shape.batch * time_tiles(shape) <= kMaxGridY;
 }
 int headwise_norm_weight_chunks(HeadwiseNormShape shape) { return chunks_for(shape.rows / shape.heads); }
-int causal_conv_param_chunks(CausalConvShape shape) {
-  return int(shape.batch * ((shape.steps + kConvTile - 1) / kConvTile));
-}
+int causal_conv_param_chunks(CausalConvShape shape) { return int(shape.batch * time_tiles(shape)); }
 
 template <class T, class Out>
 cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, Out* y, float* mean, float* rstd,
                                          HeadwiseNormShape shape, float eps, cudaStream_t stream) {
-  const int group = norm_group(shape.head_dim);
-  const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
-  if (is_short_row(shape.head_dim))
-    headwise_norm_forward_kernel<T, Out, kShortRowPairs>
+  with_norm_geometry(shape, [&](auto pairs, int group, unsigned blocks) {
+    headwise_norm_forward_kernel<T, Out, decltype(pairs)::value>
         <<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
-  else
-    headwise_norm_forward_kernel<T, Out, kLongRowPairs>
-        <<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
+  });
   return cudaGetLastError();
 }
 
@@ -380,14 +390,10 @@ template <class T, class Out>
 cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float* weight, const float* mean,
                                           const float* rstd, T* dx, float* d_weight_partial,
                                           HeadwiseNormShape shape, int chunks, cudaStream_t stream) {
-  const int group = norm_group(shape.head_dim);
-  const unsigned blocks = unsigned((shape.rows * group + kThreads - 1) / kThreads);
-  if (is_short_row(shape.head_dim))
-    headwise_norm_input_grad_kernel<T, Out, kShortRowPairs>
+  with_norm_geometry(shape, [&](auto pairs, int group, unsigned blocks) {
+    headwise_norm_input_grad_kernel<T, Out, decltype(pairs)::value>
         <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
-  else
-    headwise_norm_input_grad_kernel<T, Out, kLongRowPairs>
-        <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
+  });
   const int columns = shape.heads * shape.head_dim;
   const dim3 grid((columns + kThreads - 1) / kThreads, chunks);
   headwise_norm_weight_grad_kernel<T, Out><<<grid, kThreads, 0, stream>>>(x, dy, mean, rstd, d_weight_partial, shape);

@@ -37,9 +37,10 @@ cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float
                                           HeadwiseNormShape shape, int chunks, cudaStream_t stream);
 int headwise_norm_weight_chunks(HeadwiseNormShape shape);
 
-// The kernels take an even number of channels (a thread owns a pair) and
-// kernel sizes up to this (the taps live in registers); the op runs its
-// reference composition for the others.
+// The kernels take an even number of channels (a thread owns a pair),
+// kernel sizes up to this (the taps live in registers) and up to 65535 tiles
+// of 64 steps over the batch (the grid's y); the op runs its reference
+// composition for the others.
 constexpr int kMaxCausalConvKernel = 8;
 
 struct CausalConvShape {

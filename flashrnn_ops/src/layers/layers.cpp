@@ -9,23 +9,17 @@
 
 #include <cstdint>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "cuda_storage.h"
 #include "layers/layer_launch.h"
+#include "validate.h"  // shape_of
 
 namespace flashrnn {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-std::string shape_text(const at::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes();
-  return out.str();
-}
 
 // The kernels run CUDA float32 / bfloat16 / float16 of the shapes they take;
 // the reference runs the rest.
@@ -52,11 +46,11 @@ void check_headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t 
   const int64_t width = x.size(-1);
   if (num_heads < 1 || width % num_heads != 0) {
     throw InputError("headwise_norm: num_heads " + std::to_string(num_heads) +
-                     " must be positive and divide x's last dimension, x is " + shape_text(x));
+                     " must be positive and divide x's last dimension, x is " + shape_of(x));
   }
   if (!weight.defined() || weight.dim() != 1 || weight.size(0) != width) {
     throw InputError("headwise_norm: weight must be [" + std::to_string(width) + "] (x's last dimension), got " +
-                     (weight.defined() ? shape_text(weight) : std::string("an undefined tensor")));
+                     shape_of(weight));
   }
   if (weight.device() != x.device()) throw InputError("headwise_norm: weight and x are on different devices");
 }
@@ -66,18 +60,19 @@ layers::HeadwiseNormShape headwise_shape(const at::Tensor& x, int64_t num_heads)
   return {x.numel() / (width / num_heads), int(num_heads), int(width / num_heads)};
 }
 
-// Calls fn(T{}, Out{}) with the kernels' types of x and of the output.
-template <class Fn>
-void dispatch_norm_types(at::ScalarType x_type, at::ScalarType out_type, Fn&& fn) {
-  if (out_type == x_type) return dispatch_storage(x_type, [&](auto t) { fn(t, t); });
-  TORCH_CHECK(x_type == at::kFloat && (out_type == at::kBFloat16 || out_type == at::kHalf),
-              "headwise_norm: no kernel from ", x_type, " to ", out_type);
-  dispatch_storage(out_type, [&](auto out) { fn(float{}, out); });
-}
-
+// The (input, output) types the norm kernels are instantiated for: one
+// storage type, or float32 in and bf16 / fp16 out.
 bool norm_kernels_take(at::ScalarType x_type, at::ScalarType out_type) {
   return out_type == x_type ||
          (x_type == at::kFloat && (out_type == at::kBFloat16 || out_type == at::kHalf));
+}
+
+// Calls fn(T{}, Out{}) with the kernels' types of x and of the output.
+template <class Fn>
+void dispatch_norm_types(at::ScalarType x_type, at::ScalarType out_type, Fn&& fn) {
+  TORCH_CHECK(norm_kernels_take(x_type, out_type), "headwise_norm: no kernel from ", x_type, " to ", out_type);
+  if (out_type == x_type) return dispatch_storage(x_type, [&](auto t) { fn(t, t); });
+  dispatch_storage(out_type, [&](auto out) { fn(float{}, out); });
 }
 
 class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFunction> {
@@ -119,7 +114,8 @@ class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFuncti
     const layers::HeadwiseNormShape shape = headwise_shape(x, ctx->saved_data["num_heads"].toInt());
     const int chunks = layers::headwise_norm_weight_chunks(shape);
     at::Tensor dx = at::empty_like(x);
-    at::Tensor partial = at::zeros({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
+    // Every chunk's sums are written by the kernel: no zero fill.
+    at::Tensor partial = at::empty({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
     if (shape.rows > 0) {
       dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
         using T = decltype(t);
@@ -141,8 +137,7 @@ class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFuncti
 // weight [C, K] or [C, 1, K] -> [C, K].
 at::Tensor conv_taps(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (!x.defined() || x.dim() != 3) {
-    throw InputError("causal_conv_silu: x must be [batch, time, channels], got " +
-                     (x.defined() ? shape_text(x) : std::string("an undefined tensor")));
+    throw InputError("causal_conv_silu: x must be [batch, time, channels], got " + shape_of(x));
   }
   const int64_t channels = x.size(2);
   const bool conv1d_layout = weight.defined() && weight.dim() == 3 && weight.size(1) == 1;
@@ -150,11 +145,10 @@ at::Tensor conv_taps(const at::Tensor& x, const at::Tensor& weight, const at::Te
   if (!taps.defined() || taps.dim() != 2 || taps.size(0) != channels || taps.size(1) < 1) {
     throw InputError("causal_conv_silu: weight must be [" + std::to_string(channels) + ", K] or [" +
                      std::to_string(channels) + ", 1, K] (x has " + std::to_string(channels) + " channels), got " +
-                     (weight.defined() ? shape_text(weight) : std::string("an undefined tensor")));
+                     shape_of(weight));
   }
   if (!bias.defined() || bias.dim() != 1 || bias.size(0) != channels) {
-    throw InputError("causal_conv_silu: bias must be [" + std::to_string(channels) + "], got " +
-                     (bias.defined() ? shape_text(bias) : std::string("an undefined tensor")));
+    throw InputError("causal_conv_silu: bias must be [" + std::to_string(channels) + "], got " + shape_of(bias));
   }
   if (weight.device() != x.device() || bias.device() != x.device())
     throw InputError("causal_conv_silu: x, weight and bias must be on one device");
@@ -167,12 +161,12 @@ layers::CausalConvShape conv_shape(const at::Tensor& x, const at::Tensor& taps) 
 
 class CausalConvSiluFunction : public torch::autograd::Function<CausalConvSiluFunction> {
  public:
-  // taps [C, K]; the gradient returned for it is reshaped to the caller's weight.
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& weight,
+  // taps [C, K] (conv_taps checked them; autograd carries their gradient
+  // back to the caller's weight).
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& taps,
                             const at::Tensor& bias) {
     const c10::DeviceGuard guard(x_in.device());
     const at::Tensor x = pair_aligned(x_in);
-    const at::Tensor taps = conv_taps(x, weight, bias);
     const at::Tensor w = taps.to(at::kFloat).contiguous(), b = bias.to(at::kFloat).contiguous();
     const layers::CausalConvShape shape = conv_shape(x, taps);
     at::Tensor y = at::empty_like(x);
@@ -186,8 +180,7 @@ class CausalConvSiluFunction : public torch::autograd::Function<CausalConvSiluFu
       });
     }
     ctx->save_for_backward({x, w, b});
-    ctx->saved_data["weight_sizes"] = weight.sizes().vec();
-    ctx->saved_data["weight_type"] = int64_t(weight.scalar_type());
+    ctx->saved_data["weight_type"] = int64_t(taps.scalar_type());
     ctx->saved_data["bias_type"] = int64_t(bias.scalar_type());
     return y;
   }
@@ -200,7 +193,8 @@ class CausalConvSiluFunction : public torch::autograd::Function<CausalConvSiluFu
     const layers::CausalConvShape shape = conv_shape(x, w);
     const int chunks = layers::causal_conv_param_chunks(shape);
     at::Tensor dx = at::empty_like(x);
-    at::Tensor partial = at::zeros({chunks, shape.kernel + 1, shape.channels}, x.options().dtype(at::kFloat));
+    // Every tile's sums are written by the kernel: no zero fill.
+    at::Tensor partial = at::empty({chunks, shape.kernel + 1, shape.channels}, x.options().dtype(at::kFloat));
     if (x.numel() > 0) {
       dispatch_storage(x.scalar_type(), [&](auto t) {
         using T = decltype(t);
@@ -212,13 +206,11 @@ class CausalConvSiluFunction : public torch::autograd::Function<CausalConvSiluFu
       });
     }
     const at::Tensor sums = partial.sum(0);  // [K + 1, C]
-    const at::Tensor d_weight = sums.narrow(0, 0, shape.kernel)
-                                    .t()
-                                    .reshape(ctx->saved_data["weight_sizes"].toIntVector())
-                                    .to(static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt()));
+    const at::Tensor d_taps =
+        sums.narrow(0, 0, shape.kernel).t().to(static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt()));
     const at::Tensor d_bias =
         sums[shape.kernel].to(static_cast<at::ScalarType>(ctx->saved_data["bias_type"].toInt()));
-    return {dx, d_weight, d_bias};
+    return {dx, d_taps, d_bias};
   }
 };
 
@@ -265,7 +257,7 @@ at::Tensor causal_conv_silu(const at::Tensor& x, const at::Tensor& weight, const
   const at::Tensor taps = conv_taps(x, weight, bias);
   if (!on_kernel_device(x) || !layers::causal_conv_kernels_take(conv_shape(x, taps)))
     return causal_conv_silu_reference(x, weight, bias);
-  return CausalConvSiluFunction::apply(x, weight, bias);
+  return CausalConvSiluFunction::apply(x, taps, bias);
 }
 
 }  // namespace flashrnn

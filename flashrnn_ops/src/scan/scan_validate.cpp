@@ -5,16 +5,10 @@
 
 #include <ATen/ATen.h>
 
+#include "validate.h"  // shape_of
+
 namespace flashrnn {
 namespace {
-
-std::string shape_of(at::IntArrayRef sizes) {
-  std::ostringstream s;
-  s << "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s << (i ? ", " : "") << sizes[i];
-  s << "]";
-  return s.str();
-}
 
 template <class... Parts>
 [[noreturn]] void fail(const Parts&... parts) {
