@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full offline corpus (.data/corpus, 77 MB of token shards) is larger than
-# what the device tool sends (64 MiB with the working tree); xz packs it to
+# what fits a 64 MiB copy to a GPU machine beside the working tree; xz packs it to
 # about 31 MB. Here: `pack` writes .data/corpus-xz/ (git-ignored; carry it).
 # On the GPU machine: `unpack` restores .data/corpus/ from it (python3's lzma,
 # so no xz binary is needed there); the scripts that train call it.

@@ -17,7 +17,7 @@
 #   bash scripts/pack_gpu_binaries.sh flashtrain && bash scripts/corpus_for_gpu.sh pack   # here
 #   bash experiments/distributed/scaling.sh                                               # there
 #
-# Device tool: kind nvidia-h200-x4 (x2, x8 alike), carry ["build-bin", ".data/corpus-xz"].
+# A machine with 4 GPUs of one host (2 or 8 alike), with build-bin/ and .data/corpus-xz/ copied there.
 # Knobs: EXTRA_FLAGS (overrides after all others, e.g. a tiny model on the CPU
 # to test this script), CONFIGS ("lstm_12head transformer"), STEPS_SCALE (80), CURVE_STEPS (300),
 # MAX_GPUS (all), PARTS ("scale curve": which of the two to run).
@@ -48,7 +48,7 @@ bash scripts/corpus_for_gpu.sh unpack || exit 1
 CORPUS=.data/corpus
 # Unpacks build-bin/flashtrain.xz and checks that it starts against this torch.
 source tests/gpu/prebuilt_flashtrain.sh || exit 1
-export NCCL_DEBUG=WARN NCCL_NVLS_ENABLE=0  # NVLink multicast off (device tool's KINDS.md)
+export NCCL_DEBUG=WARN NCCL_NVLS_ENABLE=0  # NVLink multicast off (NVLS is not available on every host)
 printf 'name\tconfig\tpurpose\tgpus\tsteps\texit\tseconds\n' > "$RUNS/runs.tsv"
 
 # train NAME CONFIG PURPOSE N STEPS [flags...] [--torchrun]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds flashbench against the GPU machine's python3 torch and runs the paper's
-# sweeps; the JSON lands in $OUT (the device tool) or experiments/results/.
+# sweeps; the JSON lands in $OUT (when set) or experiments/results/.
 #   bash experiments/flashbench/run_on_gpu.sh [flashbench options...]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

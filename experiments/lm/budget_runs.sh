@@ -13,7 +13,7 @@
 #   bash scripts/pack_gpu_binaries.sh flashtrain && bash scripts/corpus_for_gpu.sh pack   # here
 #   bash experiments/lm/budget_runs.sh [model ...]                                         # there
 #
-# Device tool: carry ["build-bin", ".data/corpus-xz"]; nvidia-h200-x4 runs four at once.
+# The GPU machine needs build-bin/ and .data/corpus-xz/ copied from here; with 4 GPUs four run at once.
 # Knobs: EXTRA_FLAGS (overrides after all others, e.g. a tiny model on the CPU
 # to test this script), STEPS (600), CAP seconds per run (540).
 set -uo pipefail

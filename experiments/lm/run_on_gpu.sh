@@ -7,7 +7,7 @@
 #
 #   bash experiments/lm/run_on_gpu.sh [steps] [config ...]
 #
-# The device tool needs `carry: [".deps", ".data/corpus-small"]` (TOML++
+# The GPU machine needs .deps/ and .data/corpus-small/ copied from here (TOML++
 # headers from scripts/gpu_headers.sh; the small corpus). Without the full
 # offline corpus (.data/corpus) the 768-wide configs train on the small one
 # (the GPU machines have only .data/corpus-small: 1.5M tokens, vocabulary

@@ -21,7 +21,7 @@
 #
 #   bash tests/gpu/run_distributed.sh
 #
-# Device tool: kind nvidia-h200-x2, carry [".deps", ".data/corpus-small"]
+# A machine with 2 GPUs of one host, with .deps/ and .data/corpus-small/ copied there
 # (TOML++ headers from scripts/gpu_headers.sh; the small corpus).
 # Knobs: STEPS (200), SHORT_STEPS (50), BUDGET seconds for the whole script
 # (470): a run that would outlast it is cut short (its metrics so far count)

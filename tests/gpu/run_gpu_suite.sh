@@ -4,7 +4,7 @@
 # real there), then compute-sanitizer memcheck and racecheck on small cases.
 #
 #   bash tests/gpu/run_gpu_suite.sh [ninja targets...]    # default: all
-# Logs go to $OUT (the device tool's output folder) or build-gpu/logs.
+# Logs go to $OUT (when set, the folder whose files come back from the GPU machine) or build-gpu/logs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD="${BUILD:-build-gpu}"
