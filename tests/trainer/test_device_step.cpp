@@ -1,15 +1,20 @@
 // The step as device work (device_step.h): the same training as the eager
 // step, a skipped update on a non-finite loss, bit-identical replays of its
-// CUDA graph, and checkpoints that resume exactly across training.cuda_graph;
-// training.target_loss.
+// CUDA graph, steps queued between read-backs that report what step-by-step
+// runs report, and checkpoints that resume exactly across
+// training.cuda_graph; training.target_loss.
 #include <gtest/gtest.h>
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "flashtrain/config/config_error.h"
 #include "flashtrain/data/tasks.h"
@@ -147,6 +152,32 @@ TEST(DeviceStep, SkipsTheUpdateOnANonfiniteLossAndKeepsTheStepCount) {
   }
 }
 
+TEST(DeviceStep, QueuedStepsReportWhatStepByStepRunsReport) {
+  const torch::Device cpu(torch::kCPU);
+  const auto data = batches(4, cpu);
+  const Trajectory one_by_one = device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, {false, 0.5, false});
+
+  models::LanguageModel model = tiny_model(cpu, flashrnn::Backend::kVanilla);
+  auto optimizer = make_adamw(*model, optimizer_config());
+  DeviceStep step(*model, *optimizer, {false, 0.5, false});
+  for (const Batch& batch : data) step.enqueue({batch}, double(batch.scored_tokens), 3e-3);
+  EXPECT_EQ(step.queued(), data.size());
+  EXPECT_THROW(step.sync_optimizer_state(), std::logic_error) << "the queued steps are not counted yet";
+  const std::vector<DeviceStepResult> results = step.collect();
+  EXPECT_EQ(step.queued(), 0u);
+  ASSERT_EQ(results.size(), data.size());
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    EXPECT_EQ(results[i].loss_sum / double(data[i].scored_tokens), one_by_one.losses[i]) << "step " << i + 1;
+    EXPECT_EQ(results[i].grad_norm, one_by_one.norms[i]) << "step " << i + 1;
+    EXPECT_FALSE(results[i].skipped);
+  }
+  step.sync_optimizer_state();
+  for (const auto& [name, value] : adamw_state(*optimizer, *model))
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0)
+      EXPECT_EQ(value.item<std::int64_t>(), 4) << name;
+  EXPECT_TRUE(step.collect().empty());
+}
+
 TEST(DeviceStep, AGraphNeedsAGpu) {
   models::LanguageModel model = tiny_model(torch::Device(torch::kCPU), flashrnn::Backend::kVanilla);
   auto optimizer = make_adamw(*model, optimizer_config());
@@ -254,6 +285,40 @@ TEST(DeviceStepGpu, ResumeIsExactWithGraphsAndAcrossTheSwitch) {
   ASSERT_EQ(eager.losses.size(), 7u) << eager.log;
   EXPECT_EQ(eager.losses[0], whole.losses[5]) << "step 6 starts from the same weights and batch";
   for (std::size_t i = 1; i < 7; ++i) EXPECT_NEAR(eager.losses[i], whole.losses[5 + i], 1e-4) << "step " << 6 + i;
+}
+
+// The train records of metrics.jsonl: step -> loss.
+std::map<std::int64_t, double> logged_losses(const std::filesystem::path& folder) {
+  std::map<std::int64_t, double> out;
+  std::ifstream in(folder / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record.value("kind", "") == "train") out[record.at("step").get<std::int64_t>()] = record.at("loss").get<double>();
+  }
+  return out;
+}
+
+TEST(DeviceStepGpu, StepsQueuedBetweenLogStepsLogWhatStepByStepRunsLog) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  TinyRun run;
+  const std::vector<std::string> flags{"--training.device=cuda", "--training.steps=23", "--validation.every=0",
+                                       "--metrics.log_every=7", "--checkpoint.interval=10",
+                                       "--model.backend=auto", "--training.cuda_graph=on"};
+  // A step callback reads every report as its step ends; without one, the
+  // numbers of the steps between log and checkpoint steps are read back in one go.
+  const RunOutcome stepwise = train(run.config(flags, "stepwise"));
+  ASSERT_EQ(stepwise.result.status, TrainStatus::kFinished) << stepwise.log;
+  std::ostringstream log;
+  Trainer trainer(run.config(flags, "queued"), log);
+  ASSERT_EQ(trainer.run().status, TrainStatus::kFinished) << log.str();
+
+  const auto expected = logged_losses(run.dir() / "stepwise"), got = logged_losses(run.dir() / "queued");
+  ASSERT_EQ(got.size(), 5u) << "steps 1, 7, 14, 21, 23";
+  EXPECT_EQ(got, expected);
+  for (const auto& [step, loss] : got) EXPECT_EQ(loss, stepwise.losses[step - 1]) << "step " << step;
+  std::size_t i = 0;
+  for (const torch::Tensor& p : trainer.model().parameters())
+    EXPECT_TRUE(torch::equal(p.detach().cpu(), stepwise.parameters[i++])) << "parameter " << i;
 }
 
 }  // namespace

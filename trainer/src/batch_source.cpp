@@ -13,11 +13,17 @@
 namespace flashtrain::trainer {
 namespace {
 
-// [rows, columns] int32 on the host -> int64 on `device`.
+// [rows, columns] int32 on the host -> int64 on `device`. To a GPU through
+// pinned memory, without waiting: the host goes on to the next batch while
+// the copy and the steps queued before it run (the pinned block is not reused
+// before the copy is done: the caching host allocator records it).
 torch::Tensor to_device(const std::int32_t* values, std::int64_t rows, std::int64_t columns,
                         torch::Device device) {
   const torch::Tensor host = torch::from_blob(const_cast<std::int32_t*>(values), {rows, columns}, torch::kInt32);
-  return host.to(torch::kLong).to(device);
+  if (!device.is_cuda()) return host.to(torch::kLong).to(device);
+  torch::Tensor pinned = torch::empty({rows, columns}, torch::TensorOptions(torch::kLong).pinned_memory(true));
+  pinned.copy_(host);
+  return pinned.to(device, /*non_blocking=*/true);
 }
 
 class ShardBatches final : public BatchSource {

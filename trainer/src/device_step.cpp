@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
@@ -148,13 +149,18 @@ void DeviceStep::step_body() {
   report_.copy_(torch::stack({loss_sum, norm.to(torch::kDouble), found_inf.to(torch::kDouble)}));
 }
 
-DeviceStepResult DeviceStep::run(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
+void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
   if (micro_batches.empty()) throw std::invalid_argument("DeviceStep: no micro-batches");
   std::optional<c10::cuda::CUDAStreamGuard> on_step_stream;
   if (stream_) {
     at::cuda::CUDAEvent batches_ready;  // made on the caller's stream
     batches_ready.record(c10::cuda::getCurrentCUDAStream(stream_->device_index()));
     batches_ready.block(*stream_);
+    // The batches were made on the caller's stream and are read on this one:
+    // their memory must not be handed out again before these reads ran.
+    for (const Batch& batch : micro_batches)
+      for (const torch::Tensor& t : {batch.inputs, batch.targets})
+        if (t.is_cuda()) c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), *stream_);
     on_step_stream.emplace(*stream_);
   }
   stage(micro_batches, normaliser, lr);
@@ -173,14 +179,33 @@ DeviceStepResult DeviceStep::run(const std::vector<Batch>& micro_batches, double
   } else {
     graph_->replay();
   }
-  const torch::Tensor values = report_.to(torch::kCPU);  // waits for the step
-  const double* v = values.data_ptr<double>();
-  DeviceStepResult result{v[0], v[1], v[2] != 0.0};
-  if (!result.skipped) ++adam_steps_;
-  return result;
+  queued_reports_.push_back(report_.clone());  // the graph overwrites report_ next step
+}
+
+std::vector<DeviceStepResult> DeviceStep::collect() {
+  std::vector<DeviceStepResult> results;
+  if (queued_reports_.empty()) return results;
+  std::optional<c10::cuda::CUDAStreamGuard> on_step_stream;
+  if (stream_) on_step_stream.emplace(*stream_);
+  const torch::Tensor values = torch::stack(queued_reports_).to(torch::kCPU);  // waits for the steps
+  queued_reports_.clear();
+  const auto v = values.accessor<double, 2>();
+  for (std::int64_t i = 0; i < values.size(0); ++i) {
+    results.push_back({v[i][0], v[i][1], v[i][2] != 0.0});
+    if (!results.back().skipped) ++adam_steps_;
+  }
+  return results;
+}
+
+DeviceStepResult DeviceStep::run(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
+  if (!queued_reports_.empty()) throw std::logic_error("DeviceStep::run: collect() the queued steps first");
+  enqueue(micro_batches, normaliser, lr);
+  return collect().front();
 }
 
 void DeviceStep::sync_optimizer_state() {
+  if (!queued_reports_.empty())
+    throw std::logic_error("DeviceStep::sync_optimizer_state: collect() the queued steps first");
   for (const Group& group : groups_)
     for (const torch::Tensor& p : group.params)
       static_cast<torch::optim::AdamWParamState&>(*optimizer_.state().at(p.unsafeGetTensorImpl()))

@@ -10,6 +10,8 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "token_loss.h"
 #include "flashrnn/tune/device_query.h"
@@ -49,6 +51,17 @@ using Clock = std::chrono::steady_clock;
 // warning (the quickstart's model has ~1M; the LM configs' ~36-125M).
 constexpr std::int64_t kLargeForTheCpu = 10'000'000;
 
+// At most this many device steps are queued before their numbers are read back.
+constexpr std::int64_t kMostQueuedSteps = 64;
+
+bool is_log_step(const config::Config& c, std::int64_t step) {
+  return step % c.metrics.log_every == 0 || step == 1 || step == c.training.steps;
+}
+
+bool is_checkpoint_step(const config::Config& c, std::int64_t step) {
+  return c.checkpoint.enable && c.checkpoint.interval > 0 && step % c.checkpoint.interval == 0;
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -83,9 +96,10 @@ struct Trainer::Impl {
   void choose_step_mode();
   void resume();
   void report_start();
-  StepReport train_step();
-  StepReport device_train_step(StepReport report);
+  void train_step();
+  void device_train_step(StepReport report);
   StepReport finish_step(StepReport report);
+  std::vector<StepReport> take_finished(bool wait);
   EvalResult validate();
   fs::path save();
   void log_progress(const StepReport& report);
@@ -118,6 +132,10 @@ struct Trainer::Impl {
   // Made at the first step, after resume() has loaded the optimizer's state.
   std::unique_ptr<DeviceStep> device_step;
   std::optional<DeviceStepOptions> device_step_options;
+  // Steps the device step queued whose numbers are not read back yet (their
+  // scored-token counts beside them), and reports complete but not taken.
+  std::vector<std::pair<StepReport, std::int64_t>> queued_steps;
+  std::vector<StepReport> finished_steps;
   std::unique_ptr<BatchSource> batches;
   // Data parallel only: gradients in flat buckets, all-reduced during backward.
   std::unique_ptr<distributed::Reducer> reducer;
@@ -379,7 +397,9 @@ void Trainer::Impl::report_start() {
            "train here anyway, or run on a machine with a GPU\n";
 }
 
-StepReport Trainer::Impl::train_step() {
+// Runs one step (the eager loop) or queues it (the device step): its report
+// comes out of take_finished().
+void Trainer::Impl::train_step() {
   StepReport report;
   report.step = progress.step + 1;
   report.lr = schedule.at(report.step);
@@ -425,7 +445,7 @@ StepReport Trainer::Impl::train_step() {
     if (reducer) reducer->zero_grad();
     else optimizer->zero_grad(/*set_to_none=*/true);
   }
-  return finish_step(report);
+  finished_steps.push_back(finish_step(report));
 }
 
 StepReport Trainer::Impl::finish_step(StepReport report) {
@@ -436,7 +456,7 @@ StepReport Trainer::Impl::finish_step(StepReport report) {
 }
 
 // The same step as device work (device_step.h): one process, so no reducer.
-StepReport Trainer::Impl::device_train_step(StepReport report) {
+void Trainer::Impl::device_train_step(StepReport report) {
   if (!device_step) {
     device_step = std::make_unique<DeviceStep>(*model, *optimizer, *device_step_options);
     log << "cuda graph: the step is captured after " << DeviceStep::kEagerSteps
@@ -448,13 +468,26 @@ StepReport Trainer::Impl::device_train_step(StepReport report) {
     micro_batches.push_back(batches->next());
     scored += micro_batches.back().scored_tokens;
   }
-  const DeviceStepResult result =
-      device_step->run(micro_batches, double(std::max<std::int64_t>(scored, 1)), report.lr);
-  report.loss = scored > 0 ? result.loss_sum / double(scored) : std::nan("");
-  report.grad_norm = result.grad_norm;
-  // The device skipped the update already; the guard counts it the same way.
-  report.skipped = !guard.record(!result.skipped && std::isfinite(report.loss));
-  return finish_step(report);
+  device_step->enqueue(micro_batches, double(std::max<std::int64_t>(scored, 1)), report.lr);
+  queued_steps.emplace_back(finish_step(report), scored);
+}
+
+// The reports of the steps run so far, in order. The device step's numbers are
+// read back only when `wait` (one host sync for all queued steps).
+std::vector<StepReport> Trainer::Impl::take_finished(bool wait) {
+  if (wait && !queued_steps.empty()) {
+    const std::vector<DeviceStepResult> results = device_step->collect();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      auto& [report, scored] = queued_steps[i];
+      report.loss = scored > 0 ? results[i].loss_sum / double(scored) : std::nan("");
+      report.grad_norm = results[i].grad_norm;
+      // The device skipped the update already; the guard counts it the same way.
+      report.skipped = !guard.record(!results[i].skipped && std::isfinite(report.loss));
+      finished_steps.push_back(report);
+    }
+    queued_steps.clear();
+  }
+  return std::exchange(finished_steps, {});
 }
 
 void Trainer::Impl::log_progress(const StepReport& r) {
@@ -622,23 +655,9 @@ TrainResult Trainer::run() {
   StepProfiler profiler(profile_first, std::max<std::int64_t>(profile_steps, 0),
                         fs::path(c.job.dump_folder) / "profile", s.device.is_cuda());
 
-  while (s.progress.step < c.training.steps) {
-    bool stop = false;
-    const int signal = s.agreed_stop_signal(&stop);
-    if (stop) {
-      s.log << (signal ? "received signal " + std::to_string(signal) : std::string("stop requested"))
-            << " at step " << s.progress.step
-            << (c.checkpoint.enable ? "; saving a checkpoint" : " (checkpoint.enable = false: nothing saved)") << "\n";
-      result.status = TrainStatus::kStopped;
-      result.stop_signal = signal;
-      if (c.checkpoint.enable && s.last_saved_step != s.progress.step) s.save();
-      break;
-    }
-    profiler.before_step(s.progress.step + 1);
-    const auto step_start = Clock::now();
-    const StepReport report = s.train_step();
-    s.window_seconds += seconds_since(step_start);
-    ++s.window_steps;
+  // What one finished step's report sets off: its log lines, the callback, the
+  // guard, validation and checkpoints. False: the run ends here.
+  const auto finish = [&](const StepReport& report) {
     if (const auto summary = profiler.after_step(report.step)) s.log << *summary;
     if (report.skipped)
       s.log << "step " << report.step << ": non-finite loss (" << report.loss << ") or gradient norm ("
@@ -648,7 +667,7 @@ TrainResult Trainer::run() {
     s.window_loss_sum += report.loss;
     ++s.window_loss_steps;
     bool reached_target = false;
-    if (report.step % c.metrics.log_every == 0 || report.step == 1 || report.step == c.training.steps) {
+    if (is_log_step(c, report.step)) {
       s.log_progress(report);
       const double window_loss = s.window_loss_sum / double(s.window_loss_steps);
       reached_target = c.training.target_loss > 0 && window_loss <= c.training.target_loss;
@@ -662,22 +681,60 @@ TrainResult Trainer::run() {
       s.window_loss_steps = 0;
     }
     if (s.guard.exhausted()) {
-      s.log << "stopping: " << s.guard.in_row() << " steps in a row had a non-finite loss or gradient "
-            << "(training.max_nonfinite_steps = " << s.guard.max_in_row() << "); no checkpoint written\n";
+      s.log << "stopping: " << s.guard.in_row() << " steps in a row up to step " << report.step
+            << " had a non-finite loss or gradient (training.max_nonfinite_steps = " << s.guard.max_in_row()
+            << "); no checkpoint written\n";
       result.status = TrainStatus::kNonfinite;
-      break;
+      return false;
     }
     const bool last = report.step == c.training.steps || reached_target;
     if (c.validation.every > 0 && (report.step % c.validation.every == 0 || last)) {
       result.last_validation = s.validate();
     }
-    if (c.checkpoint.enable && ((c.checkpoint.interval > 0 && report.step % c.checkpoint.interval == 0) || last)) {
-      s.save();
-    }
+    if (is_checkpoint_step(c, report.step) || (c.checkpoint.enable && last)) s.save();
     if (reached_target) {
       result.status = TrainStatus::kReachedTarget;
+      return false;
+    }
+    return true;
+  };
+  // A queued device step's numbers are read back where a report is needed:
+  // a log, validation or checkpoint step, the last step, a profiled step, a
+  // step callback, or every kMostQueuedSteps.
+  const auto report_due = [&](std::int64_t step) {
+    return s.callback || is_log_step(c, step) || (c.validation.every > 0 && step % c.validation.every == 0) ||
+           is_checkpoint_step(c, step) || (step >= profile_first && step < profile_first + profile_steps) ||
+           std::int64_t(s.queued_steps.size()) >= kMostQueuedSteps;
+  };
+  const auto finish_all = [&](bool wait) {
+    for (const StepReport& report : s.take_finished(wait))
+      if (!finish(report)) return false;
+    return true;
+  };
+
+  while (s.progress.step < c.training.steps) {
+    bool stop = false;
+    const int signal = s.agreed_stop_signal(&stop);
+    if (stop) {
+      if (!finish_all(/*wait=*/true)) break;
+      s.log << (signal ? "received signal " + std::to_string(signal) : std::string("stop requested"))
+            << " at step " << s.progress.step
+            << (c.checkpoint.enable ? "; saving a checkpoint" : " (checkpoint.enable = false: nothing saved)") << "\n";
+      result.status = TrainStatus::kStopped;
+      result.stop_signal = signal;
+      if (c.checkpoint.enable && s.last_saved_step != s.progress.step) s.save();
       break;
     }
+    profiler.before_step(s.progress.step + 1);
+    const auto step_start = Clock::now();
+    s.train_step();
+    std::vector<StepReport> finished = s.take_finished(report_due(s.progress.step));
+    s.window_seconds += seconds_since(step_start);  // with the wait for queued steps
+    ++s.window_steps;
+    bool go_on = true;
+    for (const StepReport& report : finished)
+      if (!(go_on = finish(report))) break;
+    if (!go_on) break;
   }
   // No rank leaves while rank 0 still saves (and the communicators shut down
   // with every rank present).

@@ -6,8 +6,10 @@
 // measured and clipped, and a fused AdamW step (ATen's _fused_adamw_) updates
 // the parameters unless the loss or the norm is not finite. Every decision is a
 // device tensor (the clip factor, the skip flag, the step count), so nothing
-// waits for the host until the three numbers of the report are read back at
-// the end. The first kEagerSteps steps run the same code eagerly (they warm up
+// waits for the host: enqueue() returns once the step is queued, and each
+// step's three report numbers stay on the device until collect() reads back
+// all the queued ones at once. A caller that collects every few steps keeps
+// the GPU busy while the host prepares the next batches. The first kEagerSteps steps run the same code eagerly (they warm up
 // cuBLAS, the allocator and the op's kernels); the next is captured once and
 // every later step replays the capture. Without a graph the same code runs
 // eagerly every step, which is how the tests compare replay against eager.
@@ -57,12 +59,22 @@ class DeviceStep {
   DeviceStep(const DeviceStep&) = delete;
   DeviceStep& operator=(const DeviceStep&) = delete;
 
-  // One optimizer step over `micro_batches` (the same count and shapes every
-  // step) at learning rate `lr`, each micro-batch's summed loss divided by
-  // `normaliser`. Reads three numbers back: the step's only host sync.
+  // Queues one optimizer step over `micro_batches` (the same count and shapes
+  // every step) at learning rate `lr`, each micro-batch's summed loss divided
+  // by `normaliser`. Does not wait for the device.
+  void enqueue(const std::vector<Batch>& micro_batches, double normaliser, double lr);
+
+  // Waits for the queued steps and returns their results in order: the only
+  // host sync.
+  std::vector<DeviceStepResult> collect();
+
+  std::size_t queued() const { return queued_reports_.size(); }
+
+  // enqueue() and collect() of one step.
   DeviceStepResult run(const std::vector<Batch>& micro_batches, double normaliser, double lr);
 
-  // The optimizer's per-parameter step counts as the device has them.
+  // The optimizer's per-parameter step counts as the device has them (after
+  // collect(): a queued step is not counted yet).
   void sync_optimizer_state();
 
   bool captured() const { return graph_ != nullptr; }
@@ -86,6 +98,7 @@ class DeviceStep {
   // Fixed buffers: the graph reads and writes these addresses.
   std::vector<torch::Tensor> inputs_, targets_;
   torch::Tensor lr_, normaliser_, report_;
+  std::vector<torch::Tensor> queued_reports_;  // a copy of report_ per queued step
   int eager_steps_run_ = 0;
   // A capture needs a stream other than the default one; the warm-up steps and
   // the replays run on the same one.
