@@ -93,7 +93,15 @@ std::tuple<Backend, Problem, Saved> load(AutogradContext* ctx) {
   return {static_cast<Backend>(d["backend"].toInt()), problem, s};
 }
 
+ForwardResult run_forward(Backend backend, const Problem& problem, const Inputs& in) {
+  return backend == Backend::kFused         ? fused::forward(problem, in)
+         : backend == Backend::kAlternating ? alternating::forward(problem, in)
+                                            : vanilla::forward(problem, in);
+}
+
 // The one recurrent autograd function; forward and backward are the backend's.
+// With `recompute` the context keeps the inputs instead of the forward's
+// per-step buffers, and the backward makes those again first.
 class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& wx, const at::Tensor& r,
@@ -101,16 +109,21 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
                                const std::optional<at::Tensor>& initial_states,
                                const std::optional<at::Tensor>& reset, int64_t backend, int64_t cell,
                                bool gradient_recurrent_cut, double gradient_recurrent_clip,
-                               double forward_clip, bool keep_for_backward) {
+                               double forward_clip, bool keep_for_backward, bool recompute) {
+    recompute = recompute && keep_for_backward;
     const Problem problem{static_cast<Cell>(cell), gradient_recurrent_cut,
-                          gradient_recurrent_clip, forward_clip, keep_for_backward};
-    Inputs in{wx, r, b, initial_states.value_or(at::Tensor()),
-              reset ? reset->contiguous() : at::Tensor()};
+                          gradient_recurrent_clip, forward_clip, keep_for_backward && !recompute};
+    const at::Tensor reset_rows = reset ? reset->contiguous() : at::Tensor();
+    const Inputs in{wx, r, b, initial_states.value_or(at::Tensor()), reset_rows};
     const Backend chosen = static_cast<Backend>(backend);
-    ForwardResult result = chosen == Backend::kFused         ? fused::forward(problem, in)
-                           : chosen == Backend::kAlternating ? alternating::forward(problem, in)
-                                                             : vanilla::forward(problem, in);
-    save(ctx, chosen, problem, result.saved);
+    ForwardResult result = run_forward(chosen, problem, in);
+    Saved kept = result.saved;
+    if (recompute) {
+      ctx->save_for_backward({wx, r, b, in.initial_states, reset_rows});
+      kept.states = kept.cache = kept.h_gemm = at::Tensor();
+    }
+    save(ctx, chosen, problem, kept);
+    ctx->saved_data["recompute"] = recompute;
     ctx->saved_data["has_initial_states"] = initial_states.has_value();
     if (initial_states) ctx->saved_data["initial_type"] = int64_t(initial_states->scalar_type());
     const int64_t steps = wx.size(1);
@@ -119,7 +132,12 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto [backend, problem, saved] = load(ctx);
+    auto [backend, problem, saved] = load(ctx);
+    if (ctx->saved_data["recompute"].toBool()) {
+      const variable_list in = ctx->get_saved_variables();
+      problem.keep_for_backward = true;
+      saved = run_forward(backend, problem, Inputs{in[0], in[1], in[2], in[3], in[4]}).saved;
+    }
     const OutputGradients output_grads{grads[0], grads[1]};
     const Gradients g = backend == Backend::kFused ? fused::backward(problem, saved, output_grads)
                         : backend == Backend::kAlternating
@@ -131,7 +149,7 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
           static_cast<at::ScalarType>(ctx->saved_data["initial_type"].toInt()));
     return {g.d_wx,       g.d_r,        g.d_b,        d_initial_states, at::Tensor(),
             at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),     at::Tensor(),
-            at::Tensor()};
+            at::Tensor(), at::Tensor()};
   }
 };
 
@@ -185,7 +203,7 @@ Result flashrnn(const at::Tensor& Wx, const at::Tensor& R, const at::Tensor& b,
   const variable_list outputs = FlashRnnFunction::apply(
       Wx, R, b, initial_states, options.reset_mask, static_cast<int64_t>(backend),
       static_cast<int64_t>(options.cell), options.gradient_recurrent_cut,
-      options.gradient_recurrent_clip, options.forward_clip, keep_for_backward);
+      options.gradient_recurrent_clip, options.forward_clip, keep_for_backward, options.recompute);
   return {outputs[0], outputs[1]};
 }
 

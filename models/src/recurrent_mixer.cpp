@@ -67,7 +67,8 @@ RecurrentMixer::RecurrentMixer(flashrnn::Cell cell, const BlockContext& context,
       head_dim_(resolved_head_dim(cell, context.d_model, options)),
       block_diagonal_(options.block_diagonal_input),
       plain_(context.structure == Structure::kPlain),
-      backend_(options.backend) {
+      backend_(options.backend),
+      recompute_(options.recompute) {
   if (cell == flashrnn::Cell::kSlstm) {
     throw OptionsError("RecurrentMixer runs lstm, gru and elman cells; the sLSTM has SlstmMixer");
   }
@@ -110,6 +111,7 @@ flashrnn::Options RecurrentMixer::op_options() const {
   flashrnn::Options options;
   options.cell = cell_;
   options.backend = backend_;
+  options.recompute = recompute_;
   return options;
 }
 

@@ -47,7 +47,8 @@ SlstmMixer::SlstmMixer(const BlockContext& context, const SlstmBlockOptions& opt
     : d_model_(context.d_model),
       num_heads_(options.num_heads),
       head_dim_(checked_head_dim(context.d_model, options)),
-      backend_(options.backend) {
+      backend_(options.backend),
+      recompute_(options.recompute) {
   const int64_t heads = num_heads_, d = head_dim_;
   if (options.conv_kernel > 0) {
     conv_ = register_module("conv", CausalDepthwiseConv(d_model_, options.conv_kernel));
@@ -76,6 +77,7 @@ flashrnn::Options SlstmMixer::op_options() const {
   flashrnn::Options options;
   options.cell = flashrnn::Cell::kSlstm;
   options.backend = backend_;
+  options.recompute = recompute_;
   return options;
 }
 

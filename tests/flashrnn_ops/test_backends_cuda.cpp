@@ -9,6 +9,7 @@
 #include <random>
 
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -60,6 +61,11 @@ void poison_allocator() {
   blocks.push_back(torch::full({int64_t(1) << 28}, -1, torch::dtype(torch::kInt).device(torch::kCUDA)));
   for (int i = 0; i < 64; ++i)
     blocks.push_back(torch::full({1 << 17}, -1, torch::dtype(torch::kInt).device(torch::kCUDA)));
+}
+
+int64_t allocated_bytes() {
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+  return stats.allocated_bytes[size_t(c10::CachingAllocator::StatType::AGGREGATE)].current;
 }
 
 // Relative error bounds per dtype (ANCHORS.md): the forward, and the gradients.
@@ -229,6 +235,37 @@ TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {
         EXPECT_TRUE(no_grad.states_all.equal(recorded.states_all.detach())) << to_string(cell);
         EXPECT_TRUE(no_grad.last_states.equal(recorded.last_states.detach())) << to_string(cell);
       }
+}
+
+// Options::recompute: the backward runs the forward again (for the tensor-core
+// kernels: the training forward after the inference one) and gets the same
+// gradients, bit for bit, as from the kept buffers.
+TEST_P(BackendsCudaTest, RecomputeGivesTheSameGradients) {
+  torch::manual_seed(65);
+  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman}) {
+    SCOPED_TRACE(std::string(to_string(cell)));
+    OpInputs in = random_inputs(cell, 21, 40, 3, 64, torch::kBFloat16, true, torch::kCUDA);
+    in.options.backend = GetParam();
+    for (torch::Tensor* t : {&in.wx, &in.r, &in.b, &in.initial}) *t = t->to(torch::kBFloat16);
+    const torch::Tensor w = torch::randn({cell_layout(cell).states, 21, 40, 3, 64}, torch::kCUDA);
+    std::vector<torch::Tensor> grads[2];
+    int64_t held_after_forward[2];
+    for (bool recompute : {false, true}) {
+      OpInputs c = in;
+      c.options.recompute = recompute;
+      for (torch::Tensor* t : {&c.wx, &c.r, &c.b, &c.initial}) *t = t->detach().clone().requires_grad_(true);
+      const int64_t before = allocated_bytes();
+      const Result r = c.run();
+      held_after_forward[recompute] = allocated_bytes() - before;
+      (r.states_all.to(torch::kFloat) * w).sum().backward();
+      grads[recompute] = {r.states_all.detach(), c.wx.grad(), c.r.grad(), c.b.grad(), c.initial.grad()};
+    }
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(grads[0][i].equal(grads[1][i])) << "output " << i;
+    // What the forward leaves for the backward: without the float32 per-step
+    // states and gate values (at least the states' [T, B, S, N, D]).
+    const int64_t states_bytes = int64_t(40) * 21 * cell_layout(cell).states * 3 * 64 * 4;
+    EXPECT_LE(held_after_forward[1] + states_bytes, held_after_forward[0]);
+  }
 }
 
 // LSTM and sLSTM heads over 256 dims, whose R does not fit the registers, run

@@ -44,6 +44,8 @@ const Variant kVariants[] = {
     {"slstm", BlockKind::kSlstm},
     {"slstm_no_conv", BlockKind::kSlstm, [](BlockOptions& o) { o.slstm.conv_kernel = 0; }},
     {"slstm_one_head", BlockKind::kSlstm, [](BlockOptions& o) { o.slstm.num_heads = 1; }},
+    {"lstm_recompute", BlockKind::kLstm, [](BlockOptions& o) { o.recurrent.recompute = true; }},
+    {"slstm_recompute", BlockKind::kSlstm, [](BlockOptions& o) { o.slstm.recompute = true; }},
     {"linear_scan", BlockKind::kLinearScan},
     {"transformer", BlockKind::kTransformer},
 };
@@ -141,6 +143,30 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, BlockTest, ::testing::ValuesIn(kVariants),
 constexpr BlockKind kAllKinds[] = {BlockKind::kLstm,       BlockKind::kGru,
                                    BlockKind::kElman,      BlockKind::kSlstm,
                                    BlockKind::kLinearScan, BlockKind::kTransformer};
+
+// recompute changes where the op's buffers come from, not a single bit of the
+// block's output or its gradients.
+TEST(BlockRecompute, SameOutputAndGradientsAsKeepingTheBuffers) {
+  for (const BlockKind kind : {BlockKind::kLstm, BlockKind::kGru, BlockKind::kSlstm}) {
+    std::vector<torch::Tensor> results[2];
+    for (const bool recompute : {false, true}) {
+      BlockOptions options = small_options();
+      options.recurrent.recompute = options.slstm.recompute = recompute;
+      torch::manual_seed(8);
+      ResidualBlock block(kind, BlockContext{kDModel, 2}, options);
+      block->to(torch::kDouble);
+      perturb_parameters(*block, 0.2);
+      const torch::Tensor x = torch::randn({2, 7, kDModel}, torch::kDouble).requires_grad_();
+      const torch::Tensor y = block(x);
+      (y * torch::randn_like(y)).sum().backward();
+      results[recompute] = {y.detach(), x.grad()};
+      for (const torch::Tensor& p : block->parameters()) results[recompute].push_back(p.grad());
+    }
+    ASSERT_EQ(results[0].size(), results[1].size());
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      EXPECT_TRUE(results[0][i].equal(results[1][i])) << to_string(kind) << ": tensor " << i;
+  }
+}
 
 TEST(BlockInput, RejectsMisshapenInputAndState) {
   for (BlockKind kind : kAllKinds) {

@@ -38,6 +38,7 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   b.recurrent.num_heads = m.n_heads;
   b.recurrent.head_dim = m.head_dim;
   b.recurrent.backend = backend;
+  b.recurrent.recompute = m.recompute;
   b.recurrent.ffn = ffn;
   b.recurrent.retain_bias_min = m.retain_bias_min;
   b.recurrent.retain_bias_max = m.retain_bias_max;
@@ -45,6 +46,7 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   b.slstm.num_heads = m.n_heads;
   b.slstm.conv_kernel = m.conv_kernel;
   b.slstm.backend = backend;
+  b.slstm.recompute = m.recompute;
   b.slstm.ffn = ffn;
   b.linear_scan.ffn = ffn;
   b.transformer.num_heads = m.n_heads;

@@ -699,11 +699,12 @@ TrainResult Trainer::run() {
     return true;
   };
   // A queued device step's numbers are read back where a report is needed:
-  // a log, validation or checkpoint step, the last step, a profiled step, a
-  // step callback, or every kMostQueuedSteps.
+  // a log, validation or checkpoint step, the last step, the last profiled
+  // step (the profiler stops there; the ones before it run as unprofiled
+  // steps do), a step callback, or every kMostQueuedSteps.
   const auto report_due = [&](std::int64_t step) {
     return s.callback || is_log_step(c, step) || (c.validation.every > 0 && step % c.validation.every == 0) ||
-           is_checkpoint_step(c, step) || (step >= profile_first && step < profile_first + profile_steps) ||
+           is_checkpoint_step(c, step) || (profile_steps > 0 && step == profile_first + profile_steps - 1) ||
            std::int64_t(s.queued_steps.size()) >= kMostQueuedSteps;
   };
   const auto finish_all = [&](bool wait) {

@@ -42,11 +42,11 @@ nlohmann::json read_json(const fs::path& path) {
   }
 }
 
-// Whether a [model] key decides what the parameters are. The backend changes
-// how the op runs; the initialisation keys say how parameters start, which a
-// resume replaces: neither may stop a resume.
+// Whether a [model] key decides what the parameters are. The backend and
+// recompute change how the op runs; the initialisation keys say how parameters
+// start, which a resume replaces: neither may stop a resume.
 bool shapes_the_parameters(const std::string& key) {
-  return key != "backend" && key != "retain_bias_min" && key != "retain_bias_max" &&
+  return key != "backend" && key != "recompute" && key != "retain_bias_min" && key != "retain_bias_max" &&
          key != "recurrent_init_scale";
 }
 

@@ -134,6 +134,10 @@ Schema build_schema() {
       .key("backend", &ModelConfig::backend,
            "recurrent op backend; auto picks the fastest one that supports the case",
            C::one_of({"vanilla", "alternating", "fused", "auto"}), {"implementation", "kernel"})
+      .key("recompute", &ModelConfig::recompute,
+           "lstm / gru / elman / slstm blocks: the recurrent op keeps only its inputs for the "
+           "backward, which runs the forward again (less activation memory, one more forward)",
+           C::none(), {"recompute_states", "activation_checkpointing", "gradient_checkpointing"})
       .key("dropout", &ModelConfig::dropout, "dropout probability on block outputs",
            C::float_range(0, false, 1, true), {"dropout_rate", "p_dropout"})
       .key("norm_eps", &ModelConfig::norm_eps, "epsilon of the normalisation layers",

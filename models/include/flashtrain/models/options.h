@@ -32,6 +32,7 @@ struct RecurrentBlockOptions {
   // (block-diagonal) instead of the whole input to all gates (dense).
   bool block_diagonal_input = false;
   flashrnn::Backend backend = flashrnn::Backend::kAuto;
+  bool recompute = false;  // the op keeps no per-step buffers (flashrnn::Options::recompute)
   // The gate that keeps the state (LSTM's forget gate f, GRU's update gate z)
   // starts with biases spaced evenly over [min, max] across each head's units.
   double retain_bias_min = 1.0;
@@ -47,6 +48,7 @@ struct SlstmBlockOptions {
   int64_t num_heads = 4;
   int64_t conv_kernel = 4;  // causal depthwise conv + SiLU feeding i and f; 0: none
   flashrnn::Backend backend = flashrnn::Backend::kAuto;
+  bool recompute = false;  // the op keeps no per-step buffers (flashrnn::Options::recompute)
   double forget_bias_min = 3.0;
   double forget_bias_max = 6.0;
   double recurrent_init_scale = 0.0;  // xLSTM starts R at zero

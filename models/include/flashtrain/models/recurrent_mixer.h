@@ -43,6 +43,7 @@ class RecurrentMixer : public Mixer {
   bool block_diagonal_;
   bool plain_;
   flashrnn::Backend backend_;
+  bool recompute_;
   torch::nn::Linear wx_dense_{nullptr};
   HeadwiseLinear wx_headwise_{nullptr};
   torch::Tensor r_, b_;

@@ -36,6 +36,7 @@ class SlstmMixer : public Mixer {
 
   int64_t d_model_, num_heads_, head_dim_;
   flashrnn::Backend backend_;
+  bool recompute_;
   CausalDepthwiseConv conv_{nullptr};
   HeadwiseLinear igate_{nullptr}, fgate_{nullptr}, zgate_{nullptr}, ogate_{nullptr};
   torch::Tensor r_, b_;

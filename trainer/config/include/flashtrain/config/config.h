@@ -38,6 +38,7 @@ struct ModelConfig {
   std::int64_t vocab_size = 0;  // 0: from the tokenizer, or the task's vocabulary
   bool tie_embeddings = true;
   std::string backend = "auto";
+  bool recompute = false;  // recurrent blocks: the op's backward runs its forward again
   double dropout = 0.0;
   double norm_eps = 1e-5;
   std::int64_t conv_kernel = 4;
