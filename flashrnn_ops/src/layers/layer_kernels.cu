@@ -18,8 +18,12 @@ constexpr int kShortRowPairs = 4;
 constexpr int kLongRowPairs = kMaxNormHeadDim / (2 * 32);
 constexpr int kThreads = 256;
 // Per-chunk partial sums of the parameter gradients: enough chunks to fill
-// the GPU, few enough that summing them is cheap.
+// the GPU, few enough that summing them is cheap. The norm's weight gradient
+// shortens its chunks (to kMinRowsPerChunk) until its grid has about
+// kBlocksToFill blocks, so that a small batch is not a few long serial sums.
 constexpr int64_t kRowsPerChunk = 128;
+constexpr int64_t kMinRowsPerChunk = 8;
+constexpr int64_t kBlocksToFill = 1024;
 constexpr int kMaxChunks = 1024;
 
 __device__ __forceinline__ float sigmoid(float a) { return 1.0f / (1.0f + __expf(-a)); }
@@ -163,6 +167,7 @@ __global__ void headwise_norm_weight_grad_kernel(const T* __restrict__ x, const 
   const int64_t first = blockIdx.y * per_chunk, last = min(vectors, first + per_chunk);
   const int head = c / s.head_dim;
   float acc = 0.0f;
+#pragma unroll 4
   for (int64_t v = first; v < last; ++v) {
     const int64_t row = v * s.heads + head;
     acc += load(dy + v * columns + c) * (load(x + v * columns + c) - mean[row]) * rstd[row];
@@ -373,7 +378,12 @@ bool causal_conv_kernels_take(CausalConvShape shape) {
   return shape.channels % 2 == 0 && shape.kernel >= 1 && shape.kernel <= kMaxCausalConvKernel &&
          shape.batch * time_tiles(shape) <= kMaxGridY;
 }
-int headwise_norm_weight_chunks(HeadwiseNormShape shape) { return chunks_for(shape.rows / shape.heads); }
+int headwise_norm_weight_chunks(HeadwiseNormShape shape) {
+  const int64_t vectors = shape.rows / shape.heads;
+  const int64_t column_blocks = (int64_t(shape.heads) * shape.head_dim + kThreads - 1) / kThreads;
+  const int64_t to_fill = std::min((kBlocksToFill + column_blocks - 1) / column_blocks, vectors / kMinRowsPerChunk);
+  return std::max(chunks_for(vectors), int(std::min<int64_t>(to_fill, kMaxChunks)));
+}
 int causal_conv_param_chunks(CausalConvShape shape) { return int(shape.batch * time_tiles(shape)); }
 
 template <class T, class Out>
