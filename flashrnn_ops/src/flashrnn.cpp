@@ -38,10 +38,12 @@ std::string_view to_string(Backend backend) {
 }
 
 Cell parse_cell(std::string_view name) {
-  for (Cell c : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
+  std::string choices;
+  for (Cell c : cells::kAllCells) {
     if (to_string(c) == name) return c;
-  throw InputError("flashrnn: unknown cell '" + std::string(name) +
-                   "'; choose one of lstm, slstm, gru, elman");
+    choices += (choices.empty() ? "" : ", ") + std::string(to_string(c));
+  }
+  throw InputError("flashrnn: unknown cell '" + std::string(name) + "'; choose one of " + choices);
 }
 
 Backend parse_backend(std::string_view name) {

@@ -13,6 +13,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include "cells/registry.h"
 #include "flashrnn/tune/device_query.h"
 #include "fused/tc_selection.h"
 #include "fused/tc_tiling.h"
@@ -38,7 +39,7 @@ std::string describe(const RandomCase& c) {
 // Deterministic cases; the B·T·N·D budget keeps the float64 reference affordable.
 std::vector<RandomCase> random_cases(int count, uint32_t seed) {
   std::mt19937 rng(seed);
-  const Cell cells[] = {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman};
+  const auto& cell_choices = cells::kAllCells;
   const torch::Dtype dtypes[] = {torch::kBFloat16, torch::kHalf, torch::kFloat};
   const int64_t lengths[] = {1, 2, 3, 17, 256, 1024, 8192};
   const int64_t heads[] = {1, 3, 12};
@@ -48,7 +49,7 @@ std::vector<RandomCase> random_cases(int count, uint32_t seed) {
   };
   std::vector<RandomCase> cases;
   while (int(cases.size()) < count) {
-    RandomCase c{pick(cells), pick(dtypes), std::uniform_int_distribution<int64_t>(1, 67)(rng),
+    RandomCase c{pick(cell_choices), pick(dtypes), std::uniform_int_distribution<int64_t>(1, 67)(rng),
                  pick(lengths), pick(heads), pick(dims), rng() % 4 == 0};
     if (c.B * c.T * c.N * c.D <= (int64_t(1) << 23)) cases.push_back(c);
   }
@@ -148,7 +149,7 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
       {}, [](Options& o) { o.gradient_recurrent_clip = 0.05; },
       [](Options& o) { o.gradient_recurrent_cut = true; }, [](Options& o) { o.forward_clip = 0.5; }};
   int i = 0, checked = 0;
-  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
+  for (Cell cell : cells::kAllCells)
     for (torch::Dtype dtype : {torch::kBFloat16, torch::kHalf})
       for (int64_t d : fused::kTcHeadDims) {
         const RandomCase c{cell, dtype, 19, 70, 2, d, true};
@@ -214,7 +215,7 @@ TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   torch::manual_seed(64);
   for (int64_t d : {32, 64})
-    for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
+    for (Cell cell : cells::kAllCells)
       for (bool with_reset : {false, true}) {
         SCOPED_TRACE(std::string(to_string(cell)) + " D=" + std::to_string(d) +
                      (with_reset ? " with resets" : ""));
@@ -242,7 +243,7 @@ TEST(FusedCuda, ForwardWithoutAutogradMatchesForwardWithIt) {
 // gradients, bit for bit, as from the kept buffers.
 TEST_P(BackendsCudaTest, RecomputeGivesTheSameGradients) {
   torch::manual_seed(65);
-  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman}) {
+  for (Cell cell : cells::kAllCells) {
     SCOPED_TRACE(std::string(to_string(cell)));
     OpInputs in = random_inputs(cell, 21, 40, 3, 64, torch::kBFloat16, true, torch::kCUDA);
     in.options.backend = GetParam();

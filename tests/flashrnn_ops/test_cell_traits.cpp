@@ -12,6 +12,10 @@
 #include <random>
 
 #include "cells/registry.h"
+#include "flashrnn/tune/fused_shape.h"
+#include "flashrnn/tune/tc_model.h"
+#include "fused/tc_selection.h"
+#include "reference.h"
 
 namespace flashrnn::testing {
 namespace {
@@ -47,7 +51,7 @@ struct BackwardCase {
 };
 
 TEST(CellTraits, StatesReadBackNamesExactlyTheStatesTheBackwardReads) {
-  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman}) {
+  for (Cell cell : cells::kAllCells) {
     cells::dispatch_cell(cell, [&](auto c) {
       using C = decltype(c);
       static_assert(C::kStatesReadBack < (1u << C::kStates), "a bit per state slot");
@@ -80,7 +84,7 @@ TEST(CellTraits, StatesReadBackNamesExactlyTheStatesTheBackwardReads) {
 }
 
 TEST(CellTraits, DrhIsDwxHoldsExactlyForTheCellsThatClaimIt) {
-  for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman}) {
+  for (Cell cell : cells::kAllCells) {
     cells::dispatch_cell(cell, [&](auto c) {
       using C = decltype(c);
       std::mt19937 rng(7);
@@ -92,6 +96,44 @@ TEST(CellTraits, DrhIsDwxHoldsExactlyForTheCellsThatClaimIt) {
       // A cell that claims it: always; one that does not: never (else it should claim it).
       EXPECT_EQ(equal, C::kDrhIsDwx ? 100 : 0) << C::kName;
     });
+  }
+}
+
+// The one list of cells (flashrnn/cell_list.h) reaches every place a cell is
+// named: the enum in list order, the names both ways, the tuner's enum and
+// counts (taken from the cell's header), and the vanilla backend, which runs
+// each cell's forward and backward here (the GPU backends' tests loop over the
+// same list).
+TEST(CellList, EveryListedCellIsNamedCountedAndRuns) {
+  ASSERT_EQ(std::size(cells::kAllCells), 4u);
+  for (size_t i = 0; i < std::size(cells::kAllCells); ++i) {
+    const Cell cell = cells::kAllCells[i];
+    const std::string name(to_string(cell));
+    SCOPED_TRACE(name);
+    EXPECT_EQ(int(cell), int(i)) << "the enum follows the list";
+    EXPECT_EQ(parse_cell(name), cell);
+    const tune::Cell tuned = fused::tuner_cell(cell);
+    EXPECT_EQ(tune::to_string(tuned), name);
+    EXPECT_EQ(tune::parse_cell(name), tuned);
+    cells::dispatch_cell(cell, [&](auto c) {
+      using C = decltype(c);
+      const CellLayout layout = cell_layout(cell);
+      EXPECT_EQ(layout.gates, C::kGates);
+      EXPECT_EQ(tune::cell_gates(tuned), C::kGates);
+      EXPECT_EQ(tune::cell_states(tuned), C::kStates);
+      EXPECT_EQ(tune::cell_cache(tuned), C::kCache);
+      EXPECT_EQ(tune::tc_measured_other_registers(tuned), C::kTunerOtherRegisters);
+    });
+    OpInputs in = random_inputs(cell, 2, 3, 1, 4);
+    for (torch::Tensor* t : {&in.wx, &in.r, &in.b}) t->requires_grad_(true);
+    in.run().states_all.sum().backward();
+    EXPECT_TRUE(in.wx.grad().defined());
+  }
+  try {
+    parse_cell("lstn");
+    ADD_FAILURE() << "parse_cell accepted an unknown name";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("lstm, slstm, gru, elman"), std::string::npos) << e.what();
   }
 }
 

@@ -1,12 +1,13 @@
 // Each option changes the result exactly as CELLS.md / flashrnn.h specify.
 #include <gtest/gtest.h>
 
+#include "cells/registry.h"
 #include "reference.h"
 
 namespace flashrnn::testing {
 namespace {
 
-const Cell kCells[] = {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman};
+const auto& kCells = cells::kAllCells;
 
 struct Grads {
   torch::Tensor wx, r, b, initial;

@@ -172,9 +172,11 @@ TEST(DeviceStep, QueuedStepsReportWhatStepByStepRunsReport) {
     EXPECT_FALSE(results[i].skipped);
   }
   step.sync_optimizer_state();
-  for (const auto& [name, value] : adamw_state(*optimizer, *model))
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0)
+  for (const auto& [name, value] : adamw_state(*optimizer, *model)) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0) {
       EXPECT_EQ(value.item<std::int64_t>(), 4) << name;
+    }
+  }
   EXPECT_TRUE(step.collect().empty());
 }
 

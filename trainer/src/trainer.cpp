@@ -51,6 +51,14 @@ using Clock = std::chrono::steady_clock;
 // warning (the quickstart's model has ~1M; the LM configs' ~36-125M).
 constexpr std::int64_t kLargeForTheCpu = 10'000'000;
 
+// A step's report, and whether the non-finite guard has counted it yet (the
+// eager step counts at once, to decide on the update; a queued device step's
+// report is counted when the run goes through it, in step order).
+struct FinishedStep {
+  StepReport report;
+  bool counted_in_guard;
+};
+
 // At most this many device steps are queued before their numbers are read back.
 constexpr std::int64_t kMostQueuedSteps = 64;
 
@@ -99,7 +107,7 @@ struct Trainer::Impl {
   void train_step();
   void device_train_step(StepReport report);
   StepReport finish_step(StepReport report);
-  std::vector<StepReport> take_finished(bool wait);
+  std::vector<FinishedStep> take_finished(bool wait);
   EvalResult validate();
   fs::path save();
   void log_progress(const StepReport& report);
@@ -135,7 +143,7 @@ struct Trainer::Impl {
   // Steps the device step queued whose numbers are not read back yet (their
   // scored-token counts beside them), and reports complete but not taken.
   std::vector<std::pair<StepReport, std::int64_t>> queued_steps;
-  std::vector<StepReport> finished_steps;
+  std::vector<FinishedStep> finished_steps;
   std::unique_ptr<BatchSource> batches;
   // Data parallel only: gradients in flat buckets, all-reduced during backward.
   std::unique_ptr<distributed::Reducer> reducer;
@@ -445,7 +453,7 @@ void Trainer::Impl::train_step() {
     if (reducer) reducer->zero_grad();
     else optimizer->zero_grad(/*set_to_none=*/true);
   }
-  finished_steps.push_back(finish_step(report));
+  finished_steps.push_back({finish_step(report), /*counted_in_guard=*/true});
 }
 
 StepReport Trainer::Impl::finish_step(StepReport report) {
@@ -474,16 +482,16 @@ void Trainer::Impl::device_train_step(StepReport report) {
 
 // The reports of the steps run so far, in order. The device step's numbers are
 // read back only when `wait` (one host sync for all queued steps).
-std::vector<StepReport> Trainer::Impl::take_finished(bool wait) {
+std::vector<FinishedStep> Trainer::Impl::take_finished(bool wait) {
   if (wait && !queued_steps.empty()) {
     const std::vector<DeviceStepResult> results = device_step->collect();
     for (std::size_t i = 0; i < results.size(); ++i) {
       auto& [report, scored] = queued_steps[i];
       report.loss = scored > 0 ? results[i].loss_sum / double(scored) : std::nan("");
       report.grad_norm = results[i].grad_norm;
-      // The device skipped the update already; the guard counts it the same way.
-      report.skipped = !guard.record(!results[i].skipped && std::isfinite(report.loss));
-      finished_steps.push_back(report);
+      // The device skipped the update already; the run counts it in the guard.
+      report.skipped = results[i].skipped || !std::isfinite(report.loss);
+      finished_steps.push_back({report, /*counted_in_guard=*/false});
     }
     queued_steps.clear();
   }
@@ -657,7 +665,9 @@ TrainResult Trainer::run() {
 
   // What one finished step's report sets off: its log lines, the callback, the
   // guard, validation and checkpoints. False: the run ends here.
-  const auto finish = [&](const StepReport& report) {
+  const auto finish = [&](FinishedStep finished) {
+    StepReport& report = finished.report;
+    if (!finished.counted_in_guard) report.skipped = !s.guard.record(!report.skipped);
     if (const auto summary = profiler.after_step(report.step)) s.log << *summary;
     if (report.skipped)
       s.log << "step " << report.step << ": non-finite loss (" << report.loss << ") or gradient norm ("
@@ -708,8 +718,8 @@ TrainResult Trainer::run() {
            std::int64_t(s.queued_steps.size()) >= kMostQueuedSteps;
   };
   const auto finish_all = [&](bool wait) {
-    for (const StepReport& report : s.take_finished(wait))
-      if (!finish(report)) return false;
+    for (FinishedStep& step : s.take_finished(wait))
+      if (!finish(std::move(step))) return false;
     return true;
   };
 
@@ -729,12 +739,12 @@ TrainResult Trainer::run() {
     profiler.before_step(s.progress.step + 1);
     const auto step_start = Clock::now();
     s.train_step();
-    std::vector<StepReport> finished = s.take_finished(report_due(s.progress.step));
+    std::vector<FinishedStep> finished = s.take_finished(report_due(s.progress.step));
     s.window_seconds += seconds_since(step_start);  // with the wait for queued steps
     ++s.window_steps;
     bool go_on = true;
-    for (const StepReport& report : finished)
-      if (!(go_on = finish(report))) break;
+    for (FinishedStep& step : finished)
+      if (!(go_on = finish(std::move(step)))) break;
     if (!go_on) break;
   }
   // No rank leaves while rank 0 still saves (and the communicators shut down

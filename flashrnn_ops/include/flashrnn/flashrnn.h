@@ -20,9 +20,12 @@
 
 #include <ATen/Tensor.h>
 
+#include "flashrnn/cell_list.h"
+
 namespace flashrnn {
 
-enum class Cell { kLstm, kSlstm, kGru, kElman };
+// lstm, slstm, gru, elman (flashrnn/cell_list.h; docs/CELLS.md).
+enum class Cell { FLASHRNN_FOR_EACH_CELL(FLASHRNN_CELL_ENUMERATOR, _) };
 
 // vanilla: torch ops in a time loop (CPU and CUDA), the reference.
 // alternating: per step one GEMM + one fused pointwise kernel (CUDA).

@@ -3,10 +3,7 @@
 #pragma once
 
 #include "alternating/step_args.h"
-#include "cells/elman.h"
-#include "cells/gru.h"
-#include "cells/lstm.h"
-#include "cells/slstm.h"
+#include "cells/all.h"
 #include "pointwise_kernels.cuh"
 
 namespace flashrnn::alternating {
@@ -110,9 +107,6 @@ cudaError_t launch_initial_state_gradient(const BackwardArgs<S>* args, const Ext
   template cudaError_t launch_backward_setup<S>(const BackwardArgs<S>&,                       \
                                                 const DeviceSlots<BackwardArgs<S>>&,          \
                                                 cudaStream_t);                                \
-  FLASHRNN_ALTERNATING_INSTANTIATE_CELL(Lstm, S)                                              \
-  FLASHRNN_ALTERNATING_INSTANTIATE_CELL(Slstm, S)                                             \
-  FLASHRNN_ALTERNATING_INSTANTIATE_CELL(Gru, S)                                               \
-  FLASHRNN_ALTERNATING_INSTANTIATE_CELL(Elman, S)
+  FLASHRNN_FOR_EACH_CELL(FLASHRNN_ALTERNATING_INSTANTIATE_CELL, S)
 
 }  // namespace flashrnn::alternating

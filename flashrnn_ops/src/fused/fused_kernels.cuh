@@ -169,10 +169,6 @@ cudaError_t launch_backward(const BackwardStepParams<float, S>& p, const S* r_he
   template cudaError_t launch_backward<cells::CELL, S>(const BackwardStepParams<float, S>&,     \
                                                         const S*, cudaStream_t);
 
-#define FLASHRNN_FUSED_INSTANTIATE(S)          \
-  FLASHRNN_FUSED_INSTANTIATE_CELL(Lstm, S)     \
-  FLASHRNN_FUSED_INSTANTIATE_CELL(Slstm, S)    \
-  FLASHRNN_FUSED_INSTANTIATE_CELL(Gru, S)      \
-  FLASHRNN_FUSED_INSTANTIATE_CELL(Elman, S)
+#define FLASHRNN_FUSED_INSTANTIATE(S) FLASHRNN_FOR_EACH_CELL(FLASHRNN_FUSED_INSTANTIATE_CELL, S)
 
 }  // namespace flashrnn::fused

@@ -1,9 +1,6 @@
 #include <cuda_fp16.h>
 
-#include "cells/elman.h"
-#include "cells/gru.h"
-#include "cells/lstm.h"
-#include "cells/slstm.h"
+#include "cells/all.h"
 #include "fused/fused_kernels.cuh"
 
 namespace flashrnn::fused {

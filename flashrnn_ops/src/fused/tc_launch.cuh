@@ -2,10 +2,7 @@
 // them for one storage type and head dim (fused/instances/, one file each).
 #pragma once
 
-#include "cells/elman.h"
-#include "cells/gru.h"
-#include "cells/lstm.h"
-#include "cells/slstm.h"
+#include "cells/all.h"
 #include "fused/fused_launch.h"
 #include "fused/launch_persistent.cuh"
 #include "fused/tc_backward.cuh"
@@ -77,10 +74,6 @@ cudaError_t tc_launch_backward(const BackwardStepParams<float, S>& p, const S* r
   template cudaError_t tc_launch_backward<cells::CELL, S, D>(                                   \
       const BackwardStepParams<float, S>&, const S*, void*, int, cudaStream_t);
 
-#define FLASHRNN_TC_INSTANTIATE(S, D)          \
-  FLASHRNN_TC_INSTANTIATE_CELL(Lstm, S, D)     \
-  FLASHRNN_TC_INSTANTIATE_CELL(Slstm, S, D)    \
-  FLASHRNN_TC_INSTANTIATE_CELL(Gru, S, D)      \
-  FLASHRNN_TC_INSTANTIATE_CELL(Elman, S, D)
+#define FLASHRNN_TC_INSTANTIATE(S, D) FLASHRNN_FOR_EACH_CELL(FLASHRNN_TC_INSTANTIATE_CELL, S, D)
 
 }  // namespace flashrnn::fused

@@ -9,13 +9,12 @@
 namespace flashrnn::fused {
 
 tune::Cell tuner_cell(Cell cell) {
-  switch (cell) {
-    case Cell::kLstm: return tune::Cell::kLstm;
-    case Cell::kSlstm: return tune::Cell::kSlstm;
-    case Cell::kGru: return tune::Cell::kGru;
-    case Cell::kElman: return tune::Cell::kElman;
-  }
-  return tune::Cell::kLstm;
+#define FLASHRNN_TUNER_CASE(CELL, ...) \
+  case Cell::k##CELL:                  \
+    return tune::Cell::k##CELL;
+  switch (cell) { FLASHRNN_FOR_EACH_CELL(FLASHRNN_TUNER_CASE, _) }
+#undef FLASHRNN_TUNER_CASE
+  throw InputError("flashrnn: unknown cell enum value");
 }
 
 namespace {

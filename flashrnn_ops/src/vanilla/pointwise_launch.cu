@@ -1,9 +1,6 @@
 #include "vanilla/pointwise_launch.h"
 
-#include "cells/elman.h"
-#include "cells/gru.h"
-#include "cells/lstm.h"
-#include "cells/slstm.h"
+#include "cells/all.h"
 #include "pointwise_kernels.cuh"
 
 namespace flashrnn::vanilla {
@@ -35,13 +32,7 @@ cudaError_t launch_initial_state_gradient(const BackwardStepParams<T, T>& p, cud
   template cudaError_t launch_initial_state_gradient<cells::CELL, T>(                       \
       const BackwardStepParams<T, T>&, cudaStream_t);
 
-FLASHRNN_INSTANTIATE(Lstm, float)
-FLASHRNN_INSTANTIATE(Lstm, double)
-FLASHRNN_INSTANTIATE(Slstm, float)
-FLASHRNN_INSTANTIATE(Slstm, double)
-FLASHRNN_INSTANTIATE(Gru, float)
-FLASHRNN_INSTANTIATE(Gru, double)
-FLASHRNN_INSTANTIATE(Elman, float)
-FLASHRNN_INSTANTIATE(Elman, double)
+FLASHRNN_FOR_EACH_CELL(FLASHRNN_INSTANTIATE, float)
+FLASHRNN_FOR_EACH_CELL(FLASHRNN_INSTANTIATE, double)
 
 }  // namespace flashrnn::vanilla

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "cell_types.h"
+
 namespace flashrnn::tune {
 namespace {
 
@@ -27,13 +29,7 @@ constexpr double kL2BytesPerCycle = 64;      // one SM reading h back through L2
 // Cycles a thread spends on one output element's cell update (transcendentals
 // dominate: LSTM three sigmoids and two tanh; sLSTM adds exp, log and a divide).
 double pointwise_cycles_per_element(Cell cell) {
-  switch (cell) {
-    case Cell::kLstm: return 40;
-    case Cell::kSlstm: return 60;
-    case Cell::kGru: return 40;
-    case Cell::kElman: return 15;
-  }
-  return 40;
+  return with_cell(cell, [](auto c) { return double(decltype(c)::kTunerUpdateCycles); });
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

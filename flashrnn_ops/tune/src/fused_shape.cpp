@@ -1,37 +1,30 @@
 #include "flashrnn/tune/fused_shape.h"
 
+#include "cell_types.h"
 #include "flashrnn/tune/errors.h"
 
 namespace flashrnn::tune {
 namespace {
 
-constexpr Cell kCells[] = {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman};
+#define FLASHRNN_TUNE_CELL_VALUE(CELL, ...) Cell::k##CELL,
+constexpr Cell kCells[] = {FLASHRNN_FOR_EACH_CELL(FLASHRNN_TUNE_CELL_VALUE, _)};
+#undef FLASHRNN_TUNE_CELL_VALUE
 constexpr DType kDTypes[] = {DType::kBf16, DType::kFp16, DType::kFp32};
 
 }  // namespace
 
-int cell_gates(Cell cell) { return cell == Cell::kGru ? 3 : cell == Cell::kElman ? 1 : 4; }
+int cell_gates(Cell cell) {
+  return with_cell(cell, [](auto c) { return decltype(c)::kGates; });
+}
 
 int cell_states(Cell cell) {
-  switch (cell) {
-    case Cell::kLstm: return 2;
-    case Cell::kSlstm: return 4;
-    case Cell::kGru:
-    case Cell::kElman: return 1;
-  }
-  return 1;
+  return with_cell(cell, [](auto c) { return decltype(c)::kStates; });
 }
 
 int dtype_bytes(DType dtype) { return dtype == DType::kFp32 ? 4 : 2; }
 
 std::string_view to_string(Cell cell) {
-  switch (cell) {
-    case Cell::kLstm: return "lstm";
-    case Cell::kSlstm: return "slstm";
-    case Cell::kGru: return "gru";
-    case Cell::kElman: return "elman";
-  }
-  return "?";
+  return with_cell(cell, [](auto c) { return std::string_view(decltype(c)::kName); });
 }
 
 std::string_view to_string(DType dtype) {
@@ -44,10 +37,12 @@ std::string_view to_string(DType dtype) {
 }
 
 Cell parse_cell(std::string_view name) {
-  for (Cell c : kCells)
+  std::string choices;
+  for (Cell c : kCells) {
     if (to_string(c) == name) return c;
-  throw ProblemError("unknown cell '" + std::string(name) +
-                     "'; choose one of lstm, slstm, gru, elman");
+    choices += (choices.empty() ? "" : ", ") + std::string(to_string(c));
+  }
+  throw ProblemError("unknown cell '" + std::string(name) + "'; choose one of " + choices);
 }
 
 DType parse_dtype(std::string_view name) {

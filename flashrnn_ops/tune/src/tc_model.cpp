@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "cell_types.h"
 #include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/problem_parser.h"
 
@@ -30,26 +31,15 @@ constexpr int64_t kUnlimited = int64_t(1) << 40;
 }  // namespace
 
 int cell_cache(Cell cell) {
-  switch (cell) {
-    case Cell::kLstm: return 4;
-    case Cell::kSlstm: return 5;
-    case Cell::kGru: return 4;
-    case Cell::kElman: return 1;
-  }
-  return 1;
+  return with_cell(cell, [](auto c) { return decltype(c)::kCache; });
 }
 
 int tc_measured_other_registers(Cell cell) {
-  // cuobjdump --dump-resource-usage of fused/instances/tc_bf16_d{16,32,64}.cu.o
-  // (sm_90a), registers minus R's G·D·d_groups/8, the larger kernel:
-  // LSTM backward 134, sLSTM backward 154, GRU backward 186, Elman backward 122.
-  switch (cell) {
-    case Cell::kLstm: return 136;
-    case Cell::kSlstm: return 160;
-    case Cell::kGru: return 192;
-    case Cell::kElman: return 128;
-  }
-  return 0;
+  // Each cell's kTunerOtherRegisters: cuobjdump --dump-resource-usage of
+  // fused/instances/tc_bf16_d{16,32,64}.cu.o (sm_90a), registers minus R's
+  // G·D·d_groups/8, the larger kernel (LSTM backward 134, sLSTM backward 154,
+  // GRU backward 186, Elman backward 122), rounded up to a multiple of 8.
+  return with_cell(cell, [](auto c) { return decltype(c)::kTunerOtherRegisters; });
 }
 
 TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,

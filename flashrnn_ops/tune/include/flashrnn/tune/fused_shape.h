@@ -6,13 +6,16 @@
 #include <string>
 #include <string_view>
 
+#include "flashrnn/cell_list.h"
+
 namespace flashrnn::tune {
 
-enum class Cell { kLstm, kSlstm, kGru, kElman };
+// The op's cells (flashrnn/cell_list.h), without its torch-facing header.
+enum class Cell { FLASHRNN_FOR_EACH_CELL(FLASHRNN_CELL_ENUMERATOR, _) };
 enum class DType { kBf16, kFp16, kFp32 };
 
-// R's gate slots and the fp32 states a unit carries (CELLS.md): LSTM 4 and 2,
-// sLSTM 4 and 4, GRU 3 and 1, Elman 1 and 1.
+// R's gate slots and the fp32 states a unit carries (the cell's header in
+// flashrnn_ops/src/cells/; CELLS.md): LSTM 4 and 2, sLSTM 4 and 4, GRU 3 and 1, Elman 1 and 1.
 int cell_gates(Cell cell);
 int cell_states(Cell cell);
 // Bytes of one element of R, h and Wx.
