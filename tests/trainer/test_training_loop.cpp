@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "flashtrain/config/json.h"
+#include "flashtrain/config/schema.h"
 #include "flashtrain/trainer/checkpoint_folder.h"
 #include "flashtrain/trainer/staged_directory.h"
 #include "flashtrain/trainer/trainer.h"
@@ -325,9 +326,27 @@ TEST(TrainingLoop, InitialisationKeysReachTheModelAndDoNotStopAResume) {
   train(run.config({"--training.steps=3"}));
   std::ostringstream log;
   Trainer resumed(run.config({"--training.steps=6", "--model.retain_bias_min=0", "--model.retain_bias_max=0",
-                              "--model.recurrent_init_scale=0.5"}),
+                              "--model.recurrent_init_scale=0.5", "--model.recompute=true"}),
                   log);
   EXPECT_EQ(resumed.step(), 3);
+  // A key that shapes the parameters does stop it, naming the key.
+  try {
+    std::ostringstream refused;
+    Trainer wider(run.config({"--training.steps=6", "--model.head_dim=8"}), refused);
+    ADD_FAILURE() << "resumed with another head_dim";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("model.head_dim"), std::string::npos) << e.what();
+  }
+}
+
+// The schema marks which [model] keys may change on resume: how the op runs
+// and how parameters start, nothing that shapes them.
+TEST(TrainingLoop, TheSchemaNamesTheModelKeysAResumeMayChange) {
+  std::vector<std::string> free_keys;
+  for (const config::KeySpec& key : config::schema().keys())
+    if (key.section == "model" && !key.shapes_parameters) free_keys.emplace_back(key.name);
+  EXPECT_EQ(free_keys, (std::vector<std::string>{"backend", "recompute", "retain_bias_min", "retain_bias_max",
+                                                 "recurrent_init_scale"}));
 }
 
 // The loss is normalised by the scored tokens of the whole global batch, so

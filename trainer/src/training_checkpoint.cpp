@@ -10,6 +10,7 @@
 
 #include "flashtrain/config/json.h"
 #include "flashtrain/config/print.h"
+#include "flashtrain/config/schema.h"
 #include "flashtrain/trainer/checkpoint_folder.h"
 #include "flashtrain/trainer/optimizer.h"
 #include "flashtrain/trainer/tensor_file.h"
@@ -42,12 +43,11 @@ nlohmann::json read_json(const fs::path& path) {
   }
 }
 
-// Whether a [model] key decides what the parameters are. The backend and
-// recompute change how the op runs; the initialisation keys say how parameters
-// start, which a resume replaces: neither may stop a resume.
+// Whether a [model] key decides what the parameters are: the schema says
+// (KeySpec::shapes_parameters); the others may change on resume.
 bool shapes_the_parameters(const std::string& key) {
-  return key != "backend" && key != "recompute" && key != "retain_bias_min" && key != "retain_bias_max" &&
-         key != "recurrent_init_scale";
+  const config::KeySpec* spec = config::schema().find_key("model", key);
+  return spec == nullptr || spec->shapes_parameters;
 }
 
 }  // namespace

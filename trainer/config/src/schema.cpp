@@ -42,6 +42,12 @@ class SectionBuilder {
     return *this;
   }
 
+  // The key just added does not decide the parameters (KeySpec::shapes_parameters).
+  SectionBuilder& not_shaping_parameters() {
+    keys_.back().shapes_parameters = false;
+    return *this;
+  }
+
   // An integer key that also takes the string `keyword`, stored as 0 in the
   // member (KeySpec::keyword); `constraint` must exclude 0.
   SectionBuilder& int_or_keyword(std::string_view name, std::int64_t Section::*field, std::string_view keyword,
@@ -134,10 +140,12 @@ Schema build_schema() {
       .key("backend", &ModelConfig::backend,
            "recurrent op backend; auto picks the fastest one that supports the case",
            C::one_of({"vanilla", "alternating", "fused", "auto"}), {"implementation", "kernel"})
+      .not_shaping_parameters()
       .key("recompute", &ModelConfig::recompute,
            "lstm / gru / elman / slstm blocks: the recurrent op keeps only its inputs for the "
            "backward, which runs the forward again (less activation memory, one more forward)",
            C::none(), {"recompute_states", "activation_checkpointing", "gradient_checkpointing"})
+      .not_shaping_parameters()
       .key("dropout", &ModelConfig::dropout, "dropout probability on block outputs",
            C::float_range(0, false, 1, true), {"dropout_rate", "p_dropout"})
       .key("norm_eps", &ModelConfig::norm_eps, "epsilon of the normalisation layers",
@@ -151,12 +159,15 @@ Schema build_schema() {
            "lstm / gru blocks: the lowest initial bias of the gate that keeps the state "
            "(LSTM forget, GRU update), spaced up to retain_bias_max across each head's units",
            C::float_range(-100, false, 100, false), {"forget_bias_min"})
+      .not_shaping_parameters()
       .key("retain_bias_max", &ModelConfig::retain_bias_max,
            "lstm / gru blocks: the highest initial bias of the gate that keeps the state",
            C::float_range(-100, false, 100, false), {"forget_bias_max"})
+      .not_shaping_parameters()
       .key("recurrent_init_scale", &ModelConfig::recurrent_init_scale,
            "lstm / gru / elman blocks: R starts uniform in +-scale / sqrt(head_dim); 0 = zeros",
-           C::non_negative(), {"r_init_scale"});
+           C::non_negative(), {"r_init_scale"})
+      .not_shaping_parameters();
 
   SectionBuilder(keys, "tokenizer", &Config::tokenizer)
       .key("path", &TokenizerConfig::path,

@@ -61,6 +61,10 @@ struct KeySpec {
   // = "auto"); "" for none. Its Value is then that string, and the Config
   // member holds 0 (which the constraint must exclude as a number).
   std::string_view keyword;
+  // [model] keys: whether the key decides what the parameters are (their
+  // names and shapes). The others (how the op runs, how parameters start,
+  // which a checkpoint replaces) may differ when a run resumes.
+  bool shapes_parameters = true;
 
   std::string dotted_name() const;  // "optimizer.lr"
   // "'lr' in [optimizer]", the subject of every message about this key.
