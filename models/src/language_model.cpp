@@ -7,6 +7,7 @@
 
 #include "flashtrain/models/errors.h"
 #include "init.h"
+#include "token_embedding.h"
 
 namespace flashtrain::models {
 
@@ -78,7 +79,7 @@ torch::Tensor LanguageModelImpl::logits(const torch::Tensor& hidden) {
 torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   check_tokens(tokens, 2, options_.vocab_size, "tokens");
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
-  torch::Tensor h = embedding_(tokens);
+  torch::Tensor h = embed_tokens(embedding_->weight, tokens);
   for (ResidualBlock& block : blocks_) h = block(h);
   return logits(h);
 }
@@ -92,7 +93,7 @@ ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
   }
   ModelStepOutput out;
   out.state.reserve(blocks_.size());
-  torch::Tensor h = embedding_(tokens_t);
+  torch::Tensor h = embed_tokens(embedding_->weight, tokens_t);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     StepOutput step = blocks_[i]->forward_step(h, state[i]);
     h = step.y;

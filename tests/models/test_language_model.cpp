@@ -10,6 +10,7 @@
 #include "flashtrain/models/language_model.h"
 #include "flashtrain/models/parameter_groups.h"
 #include "model_test_util.h"
+#include "token_embedding.h"
 
 namespace flashtrain::models::testing {
 namespace {
@@ -30,6 +31,26 @@ LanguageModelOptions every_kind(bool tie_embeddings) {
 
 torch::Tensor random_tokens(int64_t batch, int64_t steps, int64_t vocab) {
   return torch::randint(0, vocab, {batch, steps}, torch::kLong);
+}
+
+// A small vocabulary's embedding gradient comes from one GEMM (token_embedding.h):
+// the same lookup and, up to summation order, the same gradient as ATen's
+// embedding; a large vocabulary keeps ATen's.
+TEST(TokenEmbedding, SmallVocabularyGradientIsATensOneHotGemm) {
+  torch::manual_seed(21);
+  for (const int64_t vocab : {int64_t(5), kOneHotGradientVocab, kOneHotGradientVocab + 1}) {
+    const torch::Tensor tokens = torch::randint(vocab, {4, 9}, torch::kLong);
+    const torch::Tensor dy = torch::randn({4, 9, 6});
+    torch::Tensor ours = torch::randn({vocab, 6}).requires_grad_(true);
+    torch::Tensor theirs = ours.detach().clone().requires_grad_(true);
+    const torch::Tensor y = embed_tokens(ours, tokens);
+    EXPECT_TRUE(y.equal(at::embedding(theirs, tokens).detach())) << "vocab " << vocab;
+    (y * dy).sum().backward();
+    (at::embedding(theirs, tokens) * dy).sum().backward();
+    EXPECT_TRUE(torch::allclose(ours.grad(), theirs.grad(), 1e-6, 1e-6)) << "vocab " << vocab;
+    EXPECT_EQ(y.grad_fn()->name().find("OneHotGradientEmbedding") != std::string::npos,
+              vocab <= kOneHotGradientVocab) << y.grad_fn()->name();
+  }
 }
 
 TEST(LanguageModel, LogitsShape) {
