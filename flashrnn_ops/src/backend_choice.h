@@ -12,4 +12,10 @@ namespace flashrnn {
 // Throws InputError when an explicitly requested backend cannot run the case.
 Backend resolve_backend(Backend requested, Cell cell, const Inputs& in);
 
+// The backend whose backward follows a `forward` backend's forward: its own,
+// except a fused forward whose backward the fused backend does not run (wide
+// LSTM/sLSTM heads: fused::runs_backward), which the alternating one takes.
+// Reads only Wx's sizes, dtype and device.
+Backend backward_backend(Backend forward, Cell cell, const Inputs& in);
+
 }  // namespace flashrnn

@@ -76,6 +76,7 @@ void save(AutogradContext* ctx, Backend backend, const Problem& problem, const S
   d["backend"] = int64_t(backend);
 }
 
+
 std::tuple<Backend, Problem, Saved> load(AutogradContext* ctx) {
   auto& d = ctx->saved_data;
   Problem problem{static_cast<Cell>(d["cell"].toInt()), d["cut"].toBool(), d["clip"].toDouble(),
@@ -126,6 +127,7 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
     }
     save(ctx, chosen, problem, kept);
     ctx->saved_data["recompute"] = recompute;
+    ctx->saved_data["backward_backend"] = int64_t(backward_backend(chosen, problem.cell, in));
     ctx->saved_data["has_initial_states"] = initial_states.has_value();
     if (initial_states) ctx->saved_data["initial_type"] = int64_t(initial_states->scalar_type());
     const int64_t steps = wx.size(1);
@@ -141,8 +143,9 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
       saved = run_forward(backend, problem, Inputs{in[0], in[1], in[2], in[3], in[4]}).saved;
     }
     const OutputGradients output_grads{grads[0], grads[1]};
-    const Gradients g = backend == Backend::kFused ? fused::backward(problem, saved, output_grads)
-                        : backend == Backend::kAlternating
+    const auto backward_by = static_cast<Backend>(ctx->saved_data["backward_backend"].toInt());
+    const Gradients g = backward_by == Backend::kFused ? fused::backward(problem, saved, output_grads)
+                        : backward_by == Backend::kAlternating
                             ? alternating::backward(problem, saved, output_grads)
                             : vanilla::backward(problem, saved, output_grads);
     at::Tensor d_initial_states;  // no gradient for states the caller did not pass
@@ -159,6 +162,10 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
 
 // The backend that runs a case: the requested one, or for `auto` the fastest
 // that supports it. Falling back on a GPU is said once.
+Backend backward_backend(Backend forward, Cell cell, const Inputs& in) {
+  return forward == Backend::kFused && !fused::runs_backward(cell, in) ? Backend::kAlternating : forward;
+}
+
 Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
   const std::string alternating_unsupported = alternating::unsupported_reason(in);
   switch (requested) {

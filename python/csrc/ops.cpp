@@ -124,9 +124,11 @@ BackwardOut flashrnn_backward(const std::optional<Tensor>& d_states_all,
     const int64_t steps = states.size(0), B = states.size(1), N = states.size(3),
                   D = states.size(4);
     const int64_t G = r_heads.size(1) / D;
-    // The forward's backend choice again: it reads only sizes, dtype and device.
+    // The forward's backend choice again, then the backward's: they read only
+    // sizes, dtype and device.
     const Tensor wx_like = at::empty({1}, states.options().dtype(wx_type)).expand({B, steps, G, N, D});
-    const Backend backend = choose(backend_name, cell, flashrnn::Inputs{wx_like, {}, {}, {}, {}});
+    const flashrnn::Inputs like{wx_like, {}, {}, {}, {}};
+    const Backend backend = flashrnn::backward_backend(choose(backend_name, cell, like), cell, like);
     const flashrnn::Problem problem{cell, gradient_recurrent_cut, gradient_recurrent_clip,
                                     forward_clip, true};
     flashrnn::Saved saved;

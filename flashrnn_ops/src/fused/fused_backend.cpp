@@ -8,7 +8,6 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
-#include "alternating/alternating_backend.h"
 #include "cells/registry.h"
 #include "cuda_storage.h"
 #include "fused/fused_launch.h"
@@ -149,16 +148,11 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
 template <class S>
 Gradients backward_typed(const Problem& problem, const Saved& saved, const OutputGradients& grads) {
   const c10::cuda::CUDAGuard guard(saved.states.device());
-  // A head whose forward ran on the tensor cores with no tensor-core backward
-  // on this device (the tuner's model: its shared memory does not fit) takes
-  // the alternating backend's backward, which reads the same saved tensors (the
-  // state slots the forward leaves unwritten are ones the cell's backward does
-  // not read: Cell::kStatesReadBack).
   const at::Device device = saved.states.device();
   const int64_t steps = saved.states.size(0), d = saved.states.size(4);
-  if (!tc_takes(problem.cell, device, saved.wx_type, steps, d, true) &&
-      tc_takes(problem.cell, device, saved.wx_type, steps, d, false))
-    return alternating::backward(problem, saved, grads);
+  TORCH_INTERNAL_ASSERT(tc_takes(problem.cell, device, saved.wx_type, steps, d, true) ||
+                            !tc_takes(problem.cell, device, saved.wx_type, steps, d, false),
+                        "flashrnn: the fused backward called for a case whose backward is the alternating one");
   BackwardTensors b = allocate_backward(saved, grads, saved.wx_type, 1);
   if (b.d_states.defined()) b.d_states = rows_aligned(b.d_states);
   const auto p = backward_params<float, S>(problem, saved, b);
@@ -190,6 +184,12 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
 bool uses_tensor_cores(Cell cell, const Inputs& in) {
   return in.wx.is_cuda() &&
          tc_takes(cell, in.wx.device(), in.wx.scalar_type(), in.wx.size(1), in.wx.size(4), false);
+}
+
+bool runs_backward(Cell cell, const Inputs& in) {
+  const at::ScalarType t = in.wx.scalar_type();
+  const int64_t steps = in.wx.size(1), d = in.wx.size(4);
+  return !(tc_takes(cell, in.wx.device(), t, steps, d, false) && !tc_takes(cell, in.wx.device(), t, steps, d, true));
 }
 
 std::string tensor_core_reason(Cell cell, const Inputs& in) {

@@ -25,8 +25,17 @@ bool uses_tensor_cores(Cell cell, const Inputs& in);
 // constraint, in words); empty when they do.
 std::string tensor_core_reason(Cell cell, const Inputs& in);
 
+// Whether this backend's backward runs a case its forward runs. False for an
+// LSTM or sLSTM head whose tensor-core forward has no tensor-core backward on
+// the device (the tuner's model: its shared memory does not fit): the
+// alternating backend's backward then runs on the same saved tensors (the
+// state slots the forward leaves unwritten are ones the cell's backward does
+// not read: Cell::kStatesReadBack). The op decides this (flashrnn.cpp).
+bool runs_backward(Cell cell, const Inputs& in);
+
 ForwardResult forward(const Problem& problem, const Inputs& in);
 
+// Only for cases runs_backward() takes.
 Gradients backward(const Problem& problem, const Saved& saved, const OutputGradients& grads);
 
 }  // namespace flashrnn::fused
