@@ -1,5 +1,6 @@
-// The backend choice of the recurrent op, shared by flashrnn() and the Python
-// extension's forward and backward ops (python/csrc), which must agree on it.
+// The recurrent op's backend choice and the calls into the chosen backend,
+// shared by flashrnn() and the Python extension's forward and backward ops
+// (python/csrc), which must agree on them.
 #pragma once
 
 #include "flashrnn/flashrnn.h"
@@ -17,5 +18,9 @@ Backend resolve_backend(Backend requested, Cell cell, const Inputs& in);
 // LSTM/sLSTM heads: fused::runs_backward), which the alternating one takes.
 // Reads only Wx's sizes, dtype and device.
 Backend backward_backend(Backend forward, Cell cell, const Inputs& in);
+
+// The forward and the backward of a chosen backend.
+ForwardResult forward_on(Backend backend, const Problem& problem, const Inputs& in);
+Gradients backward_on(Backend backend, const Problem& problem, const Saved& saved, const OutputGradients& grads);
 
 }  // namespace flashrnn

@@ -38,12 +38,9 @@ std::string_view to_string(Backend backend) {
 }
 
 Cell parse_cell(std::string_view name) {
-  std::string choices;
-  for (Cell c : cells::kAllCells) {
+  for (Cell c : cells::kAllCells)
     if (to_string(c) == name) return c;
-    choices += (choices.empty() ? "" : ", ") + std::string(to_string(c));
-  }
-  throw InputError("flashrnn: unknown cell '" + std::string(name) + "'; choose one of " + choices);
+  throw InputError("flashrnn: unknown cell '" + std::string(name) + "'; choose one of " + cells::cell_names());
 }
 
 Backend parse_backend(std::string_view name) {
@@ -96,12 +93,6 @@ std::tuple<Backend, Problem, Saved> load(AutogradContext* ctx) {
   return {static_cast<Backend>(d["backend"].toInt()), problem, s};
 }
 
-ForwardResult run_forward(Backend backend, const Problem& problem, const Inputs& in) {
-  return backend == Backend::kFused         ? fused::forward(problem, in)
-         : backend == Backend::kAlternating ? alternating::forward(problem, in)
-                                            : vanilla::forward(problem, in);
-}
-
 // The one recurrent autograd function; forward and backward are the backend's.
 // With `recompute` the context keeps the inputs instead of the forward's
 // per-step buffers, and the backward makes those again first.
@@ -119,7 +110,7 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
     const at::Tensor reset_rows = reset ? reset->contiguous() : at::Tensor();
     const Inputs in{wx, r, b, initial_states.value_or(at::Tensor()), reset_rows};
     const Backend chosen = static_cast<Backend>(backend);
-    ForwardResult result = run_forward(chosen, problem, in);
+    ForwardResult result = forward_on(chosen, problem, in);
     Saved kept = result.saved;
     if (recompute) {
       ctx->save_for_backward({wx, r, b, in.initial_states, reset_rows});
@@ -140,14 +131,11 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
     if (ctx->saved_data["recompute"].toBool()) {
       const variable_list in = ctx->get_saved_variables();
       problem.keep_for_backward = true;
-      saved = run_forward(backend, problem, Inputs{in[0], in[1], in[2], in[3], in[4]}).saved;
+      saved = forward_on(backend, problem, Inputs{in[0], in[1], in[2], in[3], in[4]}).saved;
     }
     const OutputGradients output_grads{grads[0], grads[1]};
     const auto backward_by = static_cast<Backend>(ctx->saved_data["backward_backend"].toInt());
-    const Gradients g = backward_by == Backend::kFused ? fused::backward(problem, saved, output_grads)
-                        : backward_by == Backend::kAlternating
-                            ? alternating::backward(problem, saved, output_grads)
-                            : vanilla::backward(problem, saved, output_grads);
+    const Gradients g = backward_on(backward_by, problem, saved, output_grads);
     at::Tensor d_initial_states;  // no gradient for states the caller did not pass
     if (ctx->saved_data["has_initial_states"].toBool())
       d_initial_states = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(
@@ -162,6 +150,18 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
 
 // The backend that runs a case: the requested one, or for `auto` the fastest
 // that supports it. Falling back on a GPU is said once.
+ForwardResult forward_on(Backend backend, const Problem& problem, const Inputs& in) {
+  return backend == Backend::kFused         ? fused::forward(problem, in)
+         : backend == Backend::kAlternating ? alternating::forward(problem, in)
+                                            : vanilla::forward(problem, in);
+}
+
+Gradients backward_on(Backend backend, const Problem& problem, const Saved& saved, const OutputGradients& grads) {
+  return backend == Backend::kFused         ? fused::backward(problem, saved, grads)
+         : backend == Backend::kAlternating ? alternating::backward(problem, saved, grads)
+                                            : vanilla::backward(problem, saved, grads);
+}
+
 Backend backward_backend(Backend forward, Cell cell, const Inputs& in) {
   return forward == Backend::kFused && !fused::runs_backward(cell, in) ? Backend::kAlternating : forward;
 }

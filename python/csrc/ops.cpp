@@ -15,15 +15,12 @@
 
 #include "backend_choice.h"
 #include "cells/registry.h"
-#include "alternating/alternating_backend.h"
 #include "flashrnn/flashrnn.h"
 #include "flashrnn/scan.h"
-#include "fused/fused_backend.h"
 #include "recurrence.h"
 #include "scan/scan_backends.h"
 #include "scan/scan_validate.h"
 #include "validate.h"
-#include "vanilla/vanilla_backend.h"
 
 namespace {
 
@@ -84,10 +81,7 @@ ForwardOut flashrnn_forward(const Tensor& wx, const Tensor& r, const Tensor& b,
     const Backend backend = choose(backend_name, options.cell, in);
     const flashrnn::Problem problem{options.cell, gradient_recurrent_cut, gradient_recurrent_clip,
                                     forward_clip, keep_for_backward};
-    const flashrnn::ForwardResult result =
-        backend == Backend::kFused         ? flashrnn::fused::forward(problem, in)
-        : backend == Backend::kAlternating ? flashrnn::alternating::forward(problem, in)
-                                           : flashrnn::vanilla::forward(problem, in);
+    const flashrnn::ForwardResult result = flashrnn::forward_on(backend, problem, in);
     const flashrnn::Saved& s = result.saved;
     Tensor states_all = fresh(result.states_all, {&s.states});
     Tensor last = states_all.narrow(2, wx.size(1) - 1, 1).clone();
@@ -144,11 +138,7 @@ BackwardOut flashrnn_backward(const std::optional<Tensor>& d_states_all,
     saved.biases = biases;
     const flashrnn::OutputGradients grads{d_states_all.value_or(Tensor()),
                                           d_last_states.value_or(Tensor())};
-    const flashrnn::Gradients g =
-        backend == Backend::kFused ? flashrnn::fused::backward(problem, saved, grads)
-        : backend == Backend::kAlternating
-            ? flashrnn::alternating::backward(problem, saved, grads)
-            : flashrnn::vanilla::backward(problem, saved, grads);
+    const flashrnn::Gradients g = flashrnn::backward_on(backend, problem, saved, grads);
     // [B, S, N, D] -> [S, B, 1, N, D]
     Tensor d_initial = g.d_s0.permute({1, 0, 2, 3}).unsqueeze(2).to(initial_type).contiguous();
     return {fresh(g.d_wx), fresh(g.d_r), fresh(g.d_b), d_initial};

@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "cells/all.h"
+#include "cells/visit.h"
 #include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/fused_shape.h"
 
@@ -14,12 +14,7 @@ namespace flashrnn::tune {
 // fn(CellType{}) for the cell named by the enum.
 template <class Fn>
 decltype(auto) with_cell(Cell cell, Fn&& fn) {
-#define FLASHRNN_TUNE_CELL_CASE(CELL, ...) \
-  case Cell::k##CELL:                      \
-    return std::forward<Fn>(fn)(cells::CELL{});
-  switch (cell) { FLASHRNN_FOR_EACH_CELL(FLASHRNN_TUNE_CELL_CASE, _) }
-#undef FLASHRNN_TUNE_CELL_CASE
-  throw ProblemError("unknown cell enum value");
+  return cells::visit_cell<ProblemError>(cell, std::forward<Fn>(fn));
 }
 
 }  // namespace flashrnn::tune

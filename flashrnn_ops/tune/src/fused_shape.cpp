@@ -6,9 +6,6 @@
 namespace flashrnn::tune {
 namespace {
 
-#define FLASHRNN_TUNE_CELL_VALUE(CELL, ...) Cell::k##CELL,
-constexpr Cell kCells[] = {FLASHRNN_FOR_EACH_CELL(FLASHRNN_TUNE_CELL_VALUE, _)};
-#undef FLASHRNN_TUNE_CELL_VALUE
 constexpr DType kDTypes[] = {DType::kBf16, DType::kFp16, DType::kFp32};
 
 }  // namespace
@@ -37,12 +34,9 @@ std::string_view to_string(DType dtype) {
 }
 
 Cell parse_cell(std::string_view name) {
-  std::string choices;
-  for (Cell c : kCells) {
+  for (Cell c : cells::kEveryCell<Cell>)
     if (to_string(c) == name) return c;
-    choices += (choices.empty() ? "" : ", ") + std::string(to_string(c));
-  }
-  throw ProblemError("unknown cell '" + std::string(name) + "'; choose one of " + choices);
+  throw ProblemError("unknown cell '" + std::string(name) + "'; choose one of " + cells::cell_names());
 }
 
 DType parse_dtype(std::string_view name) {
