@@ -104,6 +104,7 @@ struct Trainer::Impl {
   void choose_step_mode();
   void resume();
   void report_start();
+  std::vector<Batch> next_micro_batches(std::int64_t* scored);
   void train_step();
   void device_train_step(StepReport report);
   StepReport finish_step(StepReport report);
@@ -405,6 +406,16 @@ void Trainer::Impl::report_start() {
            "train here anyway, or run on a machine with a GPU\n";
 }
 
+// The global batch's micro-batches on this rank, and their scored tokens.
+std::vector<Batch> Trainer::Impl::next_micro_batches(std::int64_t* scored) {
+  std::vector<Batch> micro_batches;
+  for (std::int64_t i = 0; i < accumulation; ++i) {
+    micro_batches.push_back(batches->next());
+    *scored += micro_batches.back().scored_tokens;
+  }
+  return micro_batches;
+}
+
 // Runs one step (the eager loop) or queues it (the device step): its report
 // comes out of take_finished().
 void Trainer::Impl::train_step() {
@@ -417,12 +428,8 @@ void Trainer::Impl::train_step() {
   else optimizer->zero_grad(/*set_to_none=*/true);
 
   // The whole global batch first: its scored tokens normalise every micro-batch's loss.
-  std::vector<Batch> micro_batches;
   std::int64_t scored = 0;
-  for (std::int64_t i = 0; i < accumulation; ++i) {
-    micro_batches.push_back(batches->next());
-    scored += micro_batches.back().scored_tokens;
-  }
+  std::vector<Batch> micro_batches = next_micro_batches(&scored);
   // Data parallel: the Reducer averages gradients over ranks, so each rank
   // divides by the global scored count over the world size; the sum over
   // ranks is then that of one big batch normalised by all its scored tokens.
@@ -470,12 +477,8 @@ void Trainer::Impl::device_train_step(StepReport report) {
     log << "cuda graph: the step is captured after " << DeviceStep::kEagerSteps
         << " eager steps and replayed (training.cuda_graph = " << config.training.cuda_graph << ")\n";
   }
-  std::vector<Batch> micro_batches;
   std::int64_t scored = 0;
-  for (std::int64_t i = 0; i < accumulation; ++i) {
-    micro_batches.push_back(batches->next());
-    scored += micro_batches.back().scored_tokens;
-  }
+  std::vector<Batch> micro_batches = next_micro_batches(&scored);
   device_step->enqueue(micro_batches, double(std::max<std::int64_t>(scored, 1)), report.lr);
   queued_steps.emplace_back(finish_step(report), scored);
 }
