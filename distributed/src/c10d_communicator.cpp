@@ -16,21 +16,9 @@ class C10dWork : public Work {
       : work_(std::move(work)), staged_(std::move(staged)), target_(std::move(target)), watch_(std::move(watch)),
         what_(std::move(what)) {}
 
-  void wait() override {
-    if (done_) return;
-    try {
-      wait_watched([this] { return work_->isCompleted(); }, what_, watch_);
-      work_->wait();  // rethrows the backend's error; orders the current stream after the collective
-    } catch (const c10::Error& e) {
-      throw CommunicationError("rank " + std::to_string(watch_.rank) + ": " + what_ + " failed: " +
-                               e.what_without_backtrace());
-    }
-    if (target_.defined()) {
-      torch::NoGradGuard no_grad;
-      target_.copy_(staged_);
-    }
-    done_ = true;
-  }
+  void wait() override { finish(/*watch_on_host=*/true); }
+
+  void wait_on_device() override { finish(/*watch_on_host=*/false); }
 
   bool is_completed() override { return done_ || work_->isCompleted(); }
 
@@ -44,6 +32,22 @@ class C10dWork : public Work {
   }
 
  private:
+  void finish(bool watch_on_host) {
+    if (done_) return;
+    try {
+      if (watch_on_host) wait_watched([this] { return work_->isCompleted(); }, what_, watch_);
+      work_->wait();  // rethrows the backend's error; orders the current stream after the collective
+    } catch (const c10::Error& e) {
+      throw CommunicationError("rank " + std::to_string(watch_.rank) + ": " + what_ + " failed: " +
+                               e.what_without_backtrace());
+    }
+    if (target_.defined()) {
+      torch::NoGradGuard no_grad;
+      target_.copy_(staged_);
+    }
+    done_ = true;
+  }
+
   c10::intrusive_ptr<c10d::Work> work_;
   torch::Tensor staged_;  // on the device when the caller's tensor is not
   torch::Tensor target_;  // the caller's tensor, filled from staged_ by wait()
@@ -105,6 +109,10 @@ void C10dCommunicator::barrier() {
   // An all-reduce of one element: unlike c10d's barrier it needs no guess of
   // the device, and it is watched like every other collective.
   all_reduce_sum(torch::ones({1}, torch::TensorOptions().device(device_)))->wait();
+}
+
+void C10dCommunicator::wait_until(const std::function<bool()>& done, const std::string& what) {
+  wait_watched(done, what, watch_);
 }
 
 void C10dCommunicator::synchronize_compute() {

@@ -135,8 +135,8 @@ void Reducer::launch_ready_buckets() {
   }
 }
 
-void Reducer::wait_all() {
-  if (!prepared_) return;
+bool Reducer::all_buckets_launched() {
+  if (!prepared_) return false;
   if (sync_ && next_bucket_ < plan_.buckets.size()) {
     std::ostringstream msg;
     msg << "Reducer: bucket " << next_bucket_ << " was never all-reduced; parameters without a "
@@ -150,8 +150,13 @@ void Reducer::wait_all() {
   }
   if (!sync_) {
     prepared_ = false;
-    return;
+    return false;
   }
+  return true;
+}
+
+void Reducer::wait_all() {
+  if (!all_buckets_launched()) return;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   comm_->synchronize_compute();
@@ -171,6 +176,18 @@ void Reducer::wait_all() {
   for (std::size_t b : launch_order_) stats_.bytes += plan_.buckets[b].bytes();
   works_.clear();
   prepared_ = false;
+}
+
+void Reducer::wait_all_on_device() {
+  if (!all_buckets_launched()) return;
+  for (auto& w : works_) w->wait_on_device();
+  works_.clear();
+  prepared_ = false;
+}
+
+void Reducer::reduce_all_now() {
+  prepare_for_backward(/*sync=*/true);
+  for (std::size_t k = 0; k < params_.size(); ++k) mark_ready(k);
 }
 
 ReducerStats Reducer::take_stats() {

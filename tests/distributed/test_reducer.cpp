@@ -92,10 +92,15 @@ TEST(Reducer, BucketsLaunchDuringBackwardBackToFront) {
 
 namespace {
 
+// When the all-reduces start: from the hooks of the last micro-step's
+// backward (waited for by wait_all), or all at once after backwards without
+// communication (reduce_all_now, waited for by wait_all_on_device).
+enum class Reduce { kDuringBackward, kAfterBackward };
+
 // Runs `micro` micro-steps on `world_size` simulated ranks (one thread, rank
 // after rank), then checks that every rank's .grad equals the mean over ranks
 // of the summed micro-step gradients computed without any reducer.
-void check_mean_over_ranks(int world_size, int micro) {
+void check_mean_over_ranks(int world_size, int micro, Reduce reduce = Reduce::kDuringBackward) {
   auto world = fd::FakeWorld::create(world_size);
   std::vector<std::shared_ptr<Net>> nets;
   std::vector<std::unique_ptr<fd::Reducer>> reducers;
@@ -137,17 +142,24 @@ void check_mean_over_ranks(int world_size, int micro) {
   for (auto& red : reducers) red->zero_grad();
   for (int m = 0; m < micro; ++m) {
     const bool last = m == micro - 1;
+    const bool sync = last && reduce == Reduce::kDuringBackward;
     for (int r = 0; r < world_size; ++r) {
-      reducers[r]->prepare_for_backward(last);
+      reducers[r]->prepare_for_backward(sync);
       loss_of(*nets[r], batch(r, m)).backward();
-      if (!last) {
+      if (!sync) {
         EXPECT_TRUE(reducers[r]->launch_order().empty());
       }
     }
     // Only the last micro-step communicates.
-    EXPECT_EQ(world->calls(0).size(), broadcasts + (last ? 3 : 0)) << "micro-step " << m;
+    EXPECT_EQ(world->calls(0).size(), broadcasts + (sync ? 3 : 0)) << "micro-step " << m;
   }
-  for (auto& red : reducers) red->wait_all();
+  if (reduce == Reduce::kAfterBackward) {
+    for (auto& red : reducers) red->reduce_all_now();
+    EXPECT_EQ(reducers[0]->launch_order(), (std::vector<std::size_t>{0, 1, 2}));
+    for (auto& red : reducers) red->wait_all_on_device();
+  } else {
+    for (auto& red : reducers) red->wait_all();
+  }
   for (int r = 0; r < world_size; ++r) {
     EXPECT_EQ(reducers[r]->launches(), 3);
     auto params = nets[r]->parameters();
@@ -163,6 +175,10 @@ void check_mean_over_ranks(int world_size, int micro) {
 TEST(Reducer, AveragedGradientsAreTheMeanOverRanks) { check_mean_over_ranks(3, 1); }
 
 TEST(Reducer, AccumulationCommunicatesOnlyOnTheLastMicroStep) { check_mean_over_ranks(2, 3); }
+
+TEST(Reducer, ReducingAllAfterUnsyncedBackwardsGivesTheSameMean) {
+  check_mean_over_ranks(2, 3, Reduce::kAfterBackward);
+}
 
 TEST(Reducer, ZeroGradAndOptimizerStepKeepViews) {
   torch::manual_seed(0);

@@ -13,11 +13,14 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "flashtrain/config/config_error.h"
+#include "fake_communicator.h"
 #include "flashtrain/data/tasks.h"
+#include "flashtrain/distributed/reducer.h"
 #include "flashtrain/trainer/device_step.h"
 #include "flashtrain/trainer/optimizer.h"
 #include "flashtrain/trainer/trainer.h"
@@ -76,7 +79,7 @@ Trajectory device_steps(models::LanguageModel model, const std::vector<Batch>& d
   DeviceStep step(*model, *optimizer, options);
   Trajectory t;
   for (const Batch& batch : data) {
-    const DeviceStepResult r = step.run({batch}, double(batch.scored_tokens), 3e-3);
+    const DeviceStepResult r = step.run({batch}, batch.scored_tokens, 3e-3);
     t.losses.push_back(r.loss_sum / double(batch.scored_tokens));
     t.norms.push_back(r.grad_norm);
   }
@@ -128,7 +131,7 @@ TEST(DeviceStep, SkipsTheUpdateOnANonfiniteLossAndKeepsTheStepCount) {
   auto optimizer = make_adamw(*model, optimizer_config());
   DeviceStep step(*model, *optimizer, {false, 1.0, false});
   const auto data = batches(2, cpu);
-  ASSERT_FALSE(step.run({data[0]}, 44.0, 1e-3).skipped);
+  ASSERT_FALSE(step.run({data[0]}, 44, 1e-3).skipped);
 
   {
     // The head is tied to the embedding: one NaN row makes every logit's softmax NaN.
@@ -137,7 +140,7 @@ TEST(DeviceStep, SkipsTheUpdateOnANonfiniteLossAndKeepsTheStepCount) {
   }
   std::vector<torch::Tensor> before;
   for (const torch::Tensor& p : model->parameters()) before.push_back(p.detach().clone());
-  const DeviceStepResult r = step.run({data[1]}, 44.0, 1e-3);
+  const DeviceStepResult r = step.run({data[1]}, 44, 1e-3);
   EXPECT_TRUE(r.skipped);
   EXPECT_FALSE(std::isfinite(r.loss_sum));
   const auto after = model->parameters();
@@ -160,7 +163,7 @@ TEST(DeviceStep, QueuedStepsReportWhatStepByStepRunsReport) {
   models::LanguageModel model = tiny_model(cpu, flashrnn::Backend::kVanilla);
   auto optimizer = make_adamw(*model, optimizer_config());
   DeviceStep step(*model, *optimizer, {false, 0.5, false});
-  for (const Batch& batch : data) step.enqueue({batch}, double(batch.scored_tokens), 3e-3);
+  for (const Batch& batch : data) step.enqueue({batch}, batch.scored_tokens, 3e-3);
   EXPECT_EQ(step.queued(), data.size());
   EXPECT_THROW(step.sync_optimizer_state(), std::logic_error) << "the queued steps are not counted yet";
   const std::vector<DeviceStepResult> results = step.collect();
@@ -179,6 +182,70 @@ TEST(DeviceStep, QueuedStepsReportWhatStepByStepRunsReport) {
   }
   EXPECT_TRUE(step.collect().empty());
 }
+
+// Data parallel: two ranks (threads over a fake communicator), each with one
+// of a step's two batches, take the step one process takes with both as
+// micro-batches, whether the all-reduces start from the backward hooks or
+// after backward; and both ranks end with the same weights.
+class DeviceStepRanks : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DeviceStepRanks, TakeTheStepOfTheirCombinedBatch) {
+  const bool allreduce_in_graph = GetParam();
+  const torch::Device cpu(torch::kCPU);
+  auto data = batches(6, cpu);
+  // Rank 1's batches score fewer tokens: each rank must divide by the count
+  // of both, not by its own.
+  for (std::size_t i = 1; i < data.size(); i += 2) {
+    data[i].targets = data[i].targets.clone();
+    data[i].targets.select(1, 1).fill_(data::kIgnoreTarget);
+    data[i].scored_tokens = 4 * 10;
+  }
+  constexpr int kSteps = 3;
+
+  models::LanguageModel whole = tiny_model(cpu, flashrnn::Backend::kVanilla);
+  auto whole_optimizer = make_adamw(*whole, optimizer_config());
+  DeviceStep whole_step(*whole, *whole_optimizer, {false, 0.5, false});
+  std::vector<DeviceStepResult> expected;
+  for (int k = 0; k < kSteps; ++k) expected.push_back(whole_step.run({data[2 * k], data[2 * k + 1]}, 84, 3e-3));
+
+  auto world = distributed::FakeWorld::create(2);
+  std::vector<models::LanguageModel> models;
+  std::vector<std::vector<DeviceStepResult>> got(2);
+  for (int rank = 0; rank < 2; ++rank) models.push_back(tiny_model(cpu, flashrnn::Backend::kVanilla));
+  const auto run_rank = [&](int rank) {
+    models::LanguageModelImpl& model = *models[rank];
+    auto optimizer = make_adamw(model, optimizer_config());
+    std::vector<std::string> names;
+    for (const auto& item : model.named_parameters()) names.push_back(item.key());
+    distributed::Reducer reducer(model.parameters(), names, world->communicator(rank));
+    DeviceStep step(model, *optimizer, {false, 0.5, false, &reducer, allreduce_in_graph});
+    for (int k = 0; k < kSteps; ++k)
+      got[rank].push_back(step.run({data[2 * k + rank]}, data[2 * k + rank].scored_tokens, 3e-3));
+  };
+  std::thread other(run_rank, 1);
+  run_rank(0);
+  other.join();
+
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int k = 0; k < kSteps; ++k) {
+      EXPECT_EQ(got[rank][k].scored_tokens, 84.0) << "rank " << rank << " step " << k + 1;
+      EXPECT_NEAR(got[rank][k].loss_sum, expected[k].loss_sum, 1e-9 * expected[k].loss_sum) << "step " << k + 1;
+      EXPECT_NEAR(got[rank][k].grad_norm, expected[k].grad_norm, 1e-5 * expected[k].grad_norm) << "step " << k + 1;
+      EXPECT_FALSE(got[rank][k].skipped);
+    }
+  }
+  EXPECT_GT(expected[0].grad_norm, 0.5) << "the clip must act for the test to mean something";
+  const auto whole_params = whole->parameters();
+  for (std::size_t i = 0; i < whole_params.size(); ++i) {
+    EXPECT_TRUE(torch::equal(models[0]->parameters()[i], models[1]->parameters()[i])) << "parameter " << i;
+    EXPECT_TRUE(torch::allclose(models[0]->parameters()[i], whole_params[i], 1e-4, 1e-6)) << "parameter " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DeviceStep, DeviceStepRanks, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "AllReduceDuringBackward" : "AllReduceAfterBackward";
+                         });
 
 TEST(DeviceStep, AGraphNeedsAGpu) {
   models::LanguageModel model = tiny_model(torch::Device(torch::kCPU), flashrnn::Backend::kVanilla);

@@ -270,5 +270,40 @@ TEST(DistributedCli, TwoGpuRanksOverNcclMatchOneGpu) {
   expect_same_validation(dir / "one" / "metrics.jsonl", dir / "two" / "metrics.jsonl", 1e-3, 1.0 / 16);
 }
 
+// Data parallel in a CUDA graph: the all-reduce inside the step's graph and
+// between two graphs take the same steps bit for bit (a sum of two ranks is
+// the same in any order), the eager loop the same up to its other AdamW; with
+// steps queued between log steps (log_every 3) and a validation.
+TEST(DistributedCli, TwoGpuRanksInACudaGraphMatchEagerRanks) {
+  if (visible_gpus() < 2) GTEST_SKIP() << "needs 2 GPUs (found " << visible_gpus() << ")";
+  ScratchDir dir;
+  auto args_for = [&](const std::string& name, std::vector<std::string> extra) {
+    auto args = run_args(dir / name, 8, 2);
+    args.insert(args.end(), {"--training.device=cuda", "--metrics.log_every=3"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const ProcessRun eager = run_flashtrain(args_for("eager", {"--training.cuda_graph=off"}));
+  ASSERT_EQ(eager.status, 0) << eager.output;
+  const ProcessRun inside = run_flashtrain(args_for("inside", {"--training.cuda_graph=on"}));
+  ASSERT_EQ(inside.status, 0) << inside.output;
+  EXPECT_NE(inside.output.find("the gradient all-reduce inside the graph"), std::string::npos) << inside.output;
+  const ProcessRun between = run_flashtrain(
+      args_for("between", {"--training.cuda_graph=on", "--parallelism.allreduce_in_graph=false"}));
+  ASSERT_EQ(between.status, 0) << between.output;
+  EXPECT_NE(between.output.find("between a graph of forward+backward and one of the update"), std::string::npos)
+      << between.output;
+
+  const auto expected = train_losses(dir / "eager" / "metrics.jsonl");
+  const auto in_graph = train_losses(dir / "inside" / "metrics.jsonl");
+  EXPECT_EQ(in_graph, train_losses(dir / "between" / "metrics.jsonl"));
+  ASSERT_EQ(in_graph.size(), 4u) << "steps 1, 3, 6, 8\n" << inside.output;
+  for (const auto& [step, loss] : in_graph) {
+    ASSERT_TRUE(expected.count(step)) << "step " << step;
+    EXPECT_NEAR(loss, expected.at(step), 1e-4 * std::abs(expected.at(step))) << "step " << step;
+  }
+  EXPECT_EQ(val_records(dir / "inside" / "metrics.jsonl").size(), 3u) << "steps 3, 6, 8";
+}
+
 }  // namespace
 }  // namespace flashtrain::trainer

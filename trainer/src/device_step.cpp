@@ -8,6 +8,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 
@@ -79,14 +80,16 @@ DeviceStep::DeviceStep(models::LanguageModelImpl& model, torch::optim::AdamW& op
     for (std::size_t i = 0; i < group.params.size(); ++i)
       group.steps.push_back(torch::full({}, double(adam_steps_), torch::TensorOptions(torch::kFloat).device(device)));
   lr_ = scalar_on(device, torch::kFloat);
+  scored_ = torch::zeros({1}, torch::TensorOptions(torch::kDouble).device(device));
   normaliser_ = scalar_on(device, torch::kFloat);
-  report_ = torch::zeros({3}, torch::TensorOptions(torch::kDouble).device(device));
+  loss_sum_ = scalar_on(device, torch::kDouble);
+  report_ = torch::zeros({4}, torch::TensorOptions(torch::kDouble).device(device));
   if (options_.graph) stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index());
 }
 
 DeviceStep::~DeviceStep() = default;
 
-void DeviceStep::stage(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
+void DeviceStep::stage(const std::vector<Batch>& micro_batches, std::int64_t scored_tokens, double lr) {
   if (inputs_.empty()) {
     for (const Batch& batch : micro_batches) {
       inputs_.push_back(torch::empty_like(batch.inputs));
@@ -106,19 +109,44 @@ void DeviceStep::stage(const std::vector<Batch>& micro_batches, double normalise
     targets_[i].copy_(batch.targets, /*non_blocking=*/true);
   }
   lr_.fill_(lr);
-  normaliser_.fill_(normaliser);
+  scored_.fill_(double(scored_tokens));
+  // One process knows the normaliser now; ranks learn it on the device.
+  if (!options_.reducer) normaliser_.fill_(double(std::max<std::int64_t>(scored_tokens, 1)));
 }
 
-void DeviceStep::step_body() {
-  optimizer_.zero_grad(/*set_to_none=*/true);  // the capture's backward allocates them in its pool
-  const torch::Device device = lr_.device();
-  torch::Tensor loss_sum = scalar_on(device, torch::kDouble);
+void DeviceStep::sum_scored_over_ranks() {
+  distributed::Reducer* reducer = options_.reducer;
+  if (!reducer) return;
+  distributed::Communicator& comm = reducer->communicator();
+  comm.all_reduce_sum(scored_)->wait_on_device();
+  // As the eager loop: the Reducer averages, so each rank divides by the
+  // global count over the world size (in double, then float, as the host does).
+  normaliser_.copy_(scored_.reshape({}).clamp_min(1.0) / double(comm.world_size()));
+}
+
+void DeviceStep::forward_backward() {
+  distributed::Reducer* reducer = options_.reducer;
+  if (reducer) reducer->zero_grad();  // the bucket views stay the gradients
+  else optimizer_.zero_grad(/*set_to_none=*/true);  // the capture's backward allocates them in its pool
+  loss_sum_.zero_();
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    // Only the last micro-step's backward communicates, where it does.
+    if (reducer) reducer->prepare_for_backward(/*sync=*/!allreduce_between_graphs() && i + 1 == inputs_.size());
     const torch::Tensor loss = summed_token_loss(forward_logits(model_, inputs_[i], options_.bf16), targets_[i]);
     (loss / normaliser_).backward();
-    loss_sum += loss.detach().to(torch::kDouble);
+    loss_sum_ += loss.detach().to(torch::kDouble);
   }
+}
 
+void DeviceStep::reduce_over_ranks() {
+  distributed::Reducer* reducer = options_.reducer;
+  if (!reducer) return;
+  if (allreduce_between_graphs()) reducer->reduce_all_now();
+  reducer->wait_all_on_device();
+  reducer->communicator().all_reduce_sum(loss_sum_)->wait_on_device();
+}
+
+void DeviceStep::update() {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> grads;
   for (const Group& group : groups_)
@@ -127,7 +155,7 @@ void DeviceStep::step_body() {
       // step needs one per parameter (its moments still decay, as in AdamW).
       grads.push_back(p.grad().defined() ? p.grad() : (p.mutable_grad() = torch::zeros_like(p)));
   const torch::Tensor norm = torch::stack(at::_foreach_norm(grads, 2)).norm(2);
-  const torch::Tensor found_inf = torch::logical_not(torch::isfinite(loss_sum) & torch::isfinite(norm)).to(torch::kFloat);
+  const torch::Tensor found_inf = torch::logical_not(torch::isfinite(loss_sum_) & torch::isfinite(norm)).to(torch::kFloat);
   if (options_.grad_clip > 0) {
     // As clip_grad_norm(): scale only a finite norm above the limit.
     const torch::Tensor scale = torch::where(torch::isfinite(norm) & (norm > options_.grad_clip),
@@ -146,10 +174,25 @@ void DeviceStep::step_body() {
                       group.steps, lr_, beta1_, beta2_, group.weight_decay, eps_, /*amsgrad=*/false,
                       /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
   }
-  report_.copy_(torch::stack({loss_sum, norm.to(torch::kDouble), found_inf.to(torch::kDouble)}));
+  report_.copy_(torch::stack({loss_sum_, scored_.reshape({}), norm.to(torch::kDouble),
+                              found_inf.to(torch::kDouble)}));
 }
 
-void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
+void DeviceStep::replay(std::size_t index, const std::function<void()>& phase) {
+  if (graphs_.size() <= index) {
+    graphs_.resize(index + 1);
+    graphs_[index] = std::make_unique<at::cuda::CUDAGraph>();
+    AutocastCacheOff no_cast_cache;
+    // Thread-local: the capture forbids this thread's unsafe CUDA calls, not
+    // those of others (the batch producer, the communicator's watchdog).
+    graphs_[index]->capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
+    phase();
+    graphs_[index]->capture_end();
+  }
+  graphs_[index]->replay();
+}
+
+void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, std::int64_t scored_tokens, double lr) {
   if (micro_batches.empty()) throw std::invalid_argument("DeviceStep: no micro-batches");
   std::optional<c10::cuda::CUDAStreamGuard> on_step_stream;
   if (stream_) {
@@ -163,23 +206,29 @@ void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, double normali
         if (t.is_cuda()) c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), *stream_);
     on_step_stream.emplace(*stream_);
   }
-  stage(micro_batches, normaliser, lr);
+  stage(micro_batches, scored_tokens, lr);
+  const auto whole_step = [this] {
+    sum_scored_over_ranks();
+    forward_backward();
+    reduce_over_ranks();
+    update();
+  };
   if (!options_.graph || eager_steps_run_ < kEagerSteps) {
-    step_body();
+    whole_step();
     ++eager_steps_run_;
-  } else if (!graph_) {
-    graph_ = std::make_unique<at::cuda::CUDAGraph>();
-    {
-      AutocastCacheOff no_cast_cache;
-      graph_->capture_begin();
-      step_body();
-      graph_->capture_end();
-    }
-    graph_->replay();
+  } else if (allreduce_between_graphs()) {
+    sum_scored_over_ranks();
+    replay(0, [this] { forward_backward(); });
+    reduce_over_ranks();
+    replay(1, [this] { update(); });
   } else {
-    graph_->replay();
+    replay(0, whole_step);
   }
   queued_reports_.push_back(report_.clone());  // the graph overwrites report_ next step
+  if (options_.reducer && report_.is_cuda()) {
+    queued_done_.emplace_back();
+    queued_done_.back().record(c10::cuda::getCurrentCUDAStream(report_.device().index()));
+  }
 }
 
 std::vector<DeviceStepResult> DeviceStep::collect() {
@@ -187,19 +236,25 @@ std::vector<DeviceStepResult> DeviceStep::collect() {
   if (queued_reports_.empty()) return results;
   std::optional<c10::cuda::CUDAStreamGuard> on_step_stream;
   if (stream_) on_step_stream.emplace(*stream_);
+  // A step whose all-reduce never completes (a rank died) must end in an
+  // error naming it, not hang the copy below.
+  for (at::cuda::CUDAEvent& done : queued_done_)
+    options_.reducer->communicator().wait_until([&done] { return done.query(); },
+                                                "a queued training step (its all-reduces)");
+  queued_done_.clear();
   const torch::Tensor values = torch::stack(queued_reports_).to(torch::kCPU);  // waits for the steps
   queued_reports_.clear();
   const auto v = values.accessor<double, 2>();
   for (std::int64_t i = 0; i < values.size(0); ++i) {
-    results.push_back({v[i][0], v[i][1], v[i][2] != 0.0});
+    results.push_back({v[i][0], v[i][1], v[i][2], v[i][3] != 0.0});
     if (!results.back().skipped) ++adam_steps_;
   }
   return results;
 }
 
-DeviceStepResult DeviceStep::run(const std::vector<Batch>& micro_batches, double normaliser, double lr) {
+DeviceStepResult DeviceStep::run(const std::vector<Batch>& micro_batches, std::int64_t scored_tokens, double lr) {
   if (!queued_reports_.empty()) throw std::logic_error("DeviceStep::run: collect() the queued steps first");
-  enqueue(micro_batches, normaliser, lr);
+  enqueue(micro_batches, scored_tokens, lr);
   return collect().front();
 }
 

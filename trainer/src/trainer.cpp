@@ -143,7 +143,7 @@ struct Trainer::Impl {
   std::optional<DeviceStepOptions> device_step_options;
   // Steps the device step queued whose numbers are not read back yet (their
   // scored-token counts beside them), and reports complete but not taken.
-  std::vector<std::pair<StepReport, std::int64_t>> queued_steps;
+  std::vector<StepReport> queued_steps;  // enqueued on the device step, not read back yet
   std::vector<FinishedStep> finished_steps;
   std::unique_ptr<BatchSource> batches;
   // Data parallel only: gradients in flat buckets, all-reduced during backward.
@@ -224,14 +224,14 @@ void Trainer::Impl::choose_step_mode() {
   if (mode == "off") return;
   std::string why_not;
   if (!device.is_cuda()) why_not = "training runs on the CPU";
-  else if (world.distributed()) why_not = "data parallel: the gradient all-reduce runs between eager steps";
   else if (config.debug.anomaly_detection) why_not = "debug.anomaly_detection checks every op from the host";
   if (!why_not.empty()) {
     if (mode == "on") throw resolved.error_at({"training.cuda_graph"}, "training.cuda_graph = on, but " + why_not);
     if (device.is_cuda()) log << "cuda graph: off (" << why_not << ")\n";
     return;
   }
-  device_step_options = DeviceStepOptions{bf16, config.training.grad_clip, /*graph=*/true};
+  device_step_options = DeviceStepOptions{bf16, config.training.grad_clip, /*graph=*/true, reducer.get(),
+                                          config.parallelism.allreduce_in_graph};
 }
 
 namespace {
@@ -470,17 +470,25 @@ StepReport Trainer::Impl::finish_step(StepReport report) {
   return report;
 }
 
-// The same step as device work (device_step.h): one process, so no reducer.
+// The same step as device work (device_step.h); data parallel, the device
+// step sums over the ranks itself (the scored tokens, gradients and loss).
 void Trainer::Impl::device_train_step(StepReport report) {
   if (!device_step) {
     device_step = std::make_unique<DeviceStep>(*model, *optimizer, *device_step_options);
     log << "cuda graph: the step is captured after " << DeviceStep::kEagerSteps
-        << " eager steps and replayed (training.cuda_graph = " << config.training.cuda_graph << ")\n";
+        << " eager steps and replayed (training.cuda_graph = " << config.training.cuda_graph << ")";
+    if (reducer)
+      log << "; the gradient all-reduce "
+          << (config.parallelism.allreduce_in_graph ? "inside the graph, overlapping backward"
+                                                    : "between a graph of forward+backward and one of the update")
+          << " (parallelism.allreduce_in_graph = " << (config.parallelism.allreduce_in_graph ? "true" : "false")
+          << ")";
+    log << "\n";
   }
   std::int64_t scored = 0;
   std::vector<Batch> micro_batches = next_micro_batches(&scored);
-  device_step->enqueue(micro_batches, double(std::max<std::int64_t>(scored, 1)), report.lr);
-  queued_steps.emplace_back(finish_step(report), scored);
+  device_step->enqueue(micro_batches, scored, report.lr);
+  queued_steps.push_back(finish_step(report));
 }
 
 // The reports of the steps run so far, in order. The device step's numbers are
@@ -489,8 +497,9 @@ std::vector<FinishedStep> Trainer::Impl::take_finished(bool wait) {
   if (wait && !queued_steps.empty()) {
     const std::vector<DeviceStepResult> results = device_step->collect();
     for (std::size_t i = 0; i < results.size(); ++i) {
-      auto& [report, scored] = queued_steps[i];
-      report.loss = scored > 0 ? results[i].loss_sum / double(scored) : std::nan("");
+      StepReport& report = queued_steps[i];
+      const double scored = results[i].scored_tokens;
+      report.loss = scored > 0 ? results[i].loss_sum / scored : std::nan("");
       report.grad_norm = results[i].grad_norm;
       // The device skipped the update already; the run counts it in the guard.
       report.skipped = results[i].skipped || !std::isfinite(report.loss);
@@ -529,7 +538,12 @@ void Trainer::Impl::log_progress(const StepReport& r) {
                            {"elapsed_seconds", seconds_since(run_start)},
                            {"skipped_steps", guard.total()}};
   if (line.mfu) record["mfu"] = *line.mfu;
-  if (reducer) {
+  if (reducer && device_step) {
+    // The device step's all-reduces run without the host: only their size is known.
+    std::int64_t bytes = 0;
+    for (const distributed::Bucket& bucket : reducer->plan().buckets) bytes += bucket.bytes();
+    record["allreduce_bytes"] = bytes;
+  } else if (reducer) {
     // Per step over the steps since the last line: all-reduce time, the part
     // of it exposed (waited for after backward), and the share hidden.
     const distributed::ReducerStats stats = reducer->take_stats();
@@ -661,8 +675,8 @@ TrainResult Trainer::run() {
   // training.profile_steps: after three steps of this run (warm-up, graph
   // capture), or from the first when the run is shorter; rank 0 only.
   const std::int64_t profile_first = first_step + 4 <= c.training.steps ? first_step + 4 : first_step + 1;
-  const std::int64_t profile_steps =
-      s.world.is_rank0() ? std::min(c.training.profile_steps, c.training.steps - profile_first + 1) : 0;
+  const std::int64_t profiled_steps = std::min(c.training.profile_steps, c.training.steps - profile_first + 1);
+  const std::int64_t profile_steps = s.world.is_rank0() ? profiled_steps : 0;
   StepProfiler profiler(profile_first, std::max<std::int64_t>(profile_steps, 0),
                         fs::path(c.job.dump_folder) / "profile", s.device.is_cuda());
 
@@ -714,10 +728,11 @@ TrainResult Trainer::run() {
   // A queued device step's numbers are read back where a report is needed:
   // a log, validation or checkpoint step, the last step, the last profiled
   // step (the profiler stops there; the ones before it run as unprofiled
-  // steps do), a step callback, or every kMostQueuedSteps.
+  // steps do), a step callback, or every kMostQueuedSteps. The same steps on
+  // every rank (they agree on stopping after them).
   const auto report_due = [&](std::int64_t step) {
     return s.callback || is_log_step(c, step) || (c.validation.every > 0 && step % c.validation.every == 0) ||
-           is_checkpoint_step(c, step) || (profile_steps > 0 && step == profile_first + profile_steps - 1) ||
+           is_checkpoint_step(c, step) || (profiled_steps > 0 && step == profile_first + profiled_steps - 1) ||
            std::int64_t(s.queued_steps.size()) >= kMostQueuedSteps;
   };
   const auto finish_all = [&](bool wait) {
@@ -727,8 +742,11 @@ TrainResult Trainer::run() {
   };
 
   while (s.progress.step < c.training.steps) {
+    // Ranks agree on stopping through a collective, which must not run beside
+    // the all-reduces of queued device steps: they agree where none is queued
+    // (after every report_due step, the same steps on every rank).
     bool stop = false;
-    const int signal = s.agreed_stop_signal(&stop);
+    const int signal = s.world.distributed() && !s.queued_steps.empty() ? 0 : s.agreed_stop_signal(&stop);
     if (stop) {
       if (!finish_all(/*wait=*/true)) break;
       s.log << (signal ? "received signal " + std::to_string(signal) : std::string("stop requested"))

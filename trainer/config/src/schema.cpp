@@ -263,7 +263,7 @@ Schema build_schema() {
            "steps with a NaN/Inf loss or gradient are skipped; stop after this many in a row",
            C::int_range(1, 1 << 20), {"max_skipped_steps", "nan_patience"})
       .key("cuda_graph", &TrainingConfig::cuda_graph,
-           "run each training step as one replayed CUDA graph: auto = where possible (one GPU process), "
+           "run each training step as one replayed CUDA graph: auto = where possible (on a GPU), "
            "saying why not otherwise; on = or fail; off = eager steps",
            C::one_of({"auto", "on", "off"}), {"cuda_graphs", "graph"})
       .key("target_loss", &TrainingConfig::target_loss,
@@ -317,6 +317,10 @@ Schema build_schema() {
       .key("bucket_size_mb", &ParallelismConfig::bucket_size_mb,
            "size of the gradient all-reduce buckets in MiB", C::positive(),
            {"bucket_cap_mb", "bucket_mb"})
+      .key("allreduce_in_graph", &ParallelismConfig::allreduce_in_graph,
+           "with a CUDA graph of the step (training.cuda_graph): all-reduce the gradients inside it, "
+           "overlapping backward; false = eagerly between a graph of forward+backward and one of the update",
+           C::none(), {"graph_allreduce", "allreduce_inside_graph"})
       .key("backend", &ParallelismConfig::backend,
            "collectives between ranks: nccl (GPUs), store (CPU ranks through the TCP store; "
            "tests), auto = nccl on CUDA, store on the CPU",

@@ -5,7 +5,9 @@
 // peer ends in a CommunicationError naming it rather than a hang. Tensors
 // that are not on the communicator's device (small CPU tensors of the
 // start-up check, the stop agreement) are staged through it and copied back
-// by wait().
+// by wait(). wait_on_device() only orders the caller's stream after the
+// collective: ProcessGroupNCCL lets a CUDA graph capture its collectives, and
+// the host then watches the replayed graph through wait_until().
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -28,6 +30,7 @@ class C10dCommunicator : public Communicator {
   std::shared_ptr<Work> broadcast(torch::Tensor tensor, int root) override;
   void barrier() override;
   void synchronize_compute() override;
+  void wait_until(const std::function<bool()>& done, const std::string& what) override;
   void finish() override;
   std::string backend_name() const override { return name_; }
 

@@ -4,6 +4,7 @@
 // (store_communicator.h), tests use FakeCommunicator.
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,10 @@ class Work {
  public:
   virtual ~Work() = default;
   virtual void wait() = 0;
+  // Orders the work queued after this call on the current CUDA stream after
+  // the collective, without blocking the host: the wait a CUDA graph can
+  // capture. Backends without device streams wait here.
+  virtual void wait_on_device() { wait(); }
   virtual bool is_completed() = 0;
   // How long the collective itself ran (on the GPU for NCCL), once wait()
   // returned; nullopt when the backend does not measure it.
@@ -36,6 +41,11 @@ class Communicator {
   // before waiting on the all-reduces, so that the time it then spends
   // waiting is communication the backward pass did not hide.
   virtual void synchronize_compute() {}
+  // Blocks until done() is true: for device work holding collectives the host
+  // never waits on one by one (a replayed CUDA graph's all-reduces). Backends
+  // that watch their collectives (deadline, gone peers) watch this wait the
+  // same way, naming it `what`; the default polls.
+  virtual void wait_until(const std::function<bool()>& done, const std::string& what);
   // The last collective of a run: a barrier, after which each rank may exit.
   // Backends whose store lives in rank 0 also make rank 0 leave last, so no
   // rank loses the store while it still talks to it.

@@ -13,6 +13,11 @@
 //     reducer.prepare_for_backward(/*sync=*/i == n - 1);
 //     loss.backward();
 //   reducer.wait_all();                        // then clip, optimizer.step()
+//
+// A CUDA graph of the step (trainer/device_step.h) calls wait_all_on_device()
+// instead, which the graph captures: the hooks' all-reduces overlap backward
+// as above. Or it accumulates every micro-step with sync=false inside a graph
+// and all-reduces between graphs: reduce_all_now(), then wait_all_on_device().
 #include "flashtrain/distributed/bucket_plan.h"
 #include "flashtrain/distributed/communicator.h"
 
@@ -56,10 +61,18 @@ class Reducer {
   // Blocks until every bucket of a sync step is reduced. Throws, naming the
   // parameters, when some never received a gradient in the sync backward.
   void wait_all();
+  // As wait_all(), but the host does not wait: work queued after it on the
+  // current CUDA stream reads the sums. Keeps no timing statistics (the host
+  // never sees the collectives end).
+  void wait_all_on_device();
+  // Starts the all-reduce of every bucket now, as a sync backward would have
+  // (the gradients were accumulated by backwards with sync=false).
+  void reduce_all_now();
   // Zeroes the bucket buffers (and so every .grad).
   void zero_grad();
 
   const BucketPlan& plan() const { return plan_; }
+  Communicator& communicator() const { return *comm_; }
   const std::vector<ParamSpec>& specs() const { return specs_; }
   const torch::Tensor& bucket_buffer(std::size_t b) const { return buffers_.at(b); }
   // Buckets in the order their all-reduce launched since prepare_for_backward.
@@ -75,6 +88,9 @@ class Reducer {
  private:
   void bind_grads();
   void launch_ready_buckets();
+  // False for a step without communication; throws naming the parameters
+  // without a gradient when a sync step left a bucket unlaunched.
+  bool all_buckets_launched();
 
   std::vector<torch::Tensor> params_;
   std::vector<ParamSpec> specs_;

@@ -104,8 +104,8 @@ struct TrainingConfig {
   std::int64_t seed = 42;
   std::string device = "auto";
   std::int64_t max_nonfinite_steps = 5;
-  // auto: the step as one CUDA graph where it can be (one GPU process, static
-  // shapes), else eager; on: a graph or an error; off: eager.
+  // auto: the step as one CUDA graph where it can be (a GPU, static shapes),
+  // else eager; on: a graph or an error; off: eager.
   std::string cuda_graph = "auto";
   double target_loss = 0.0;  // stop once a log window's mean training loss is at most this; 0: never
   std::int64_t profile_steps = 0;  // > 0: profile this many steps (step_profiler.h)
@@ -135,6 +135,9 @@ struct ParallelismConfig {
   std::int64_t data_parallel = 0;  // 0: the launcher's world size
   std::int64_t nproc = 1;
   double bucket_size_mb = 25.0;
+  // With training.cuda_graph: the all-reduce inside the step's graph, or
+  // eagerly between a graph of forward+backward and one of the update.
+  bool allreduce_in_graph = true;
   std::string backend = "auto";   // nccl | store | auto
   double timeout_seconds = 600.0;
 };
