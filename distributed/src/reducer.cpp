@@ -66,18 +66,37 @@ Reducer::Reducer(std::vector<torch::Tensor> params, std::vector<std::string> nam
     buffers_.push_back(buffer);
   }
   bind_grads();
+  add_hooks();
+  ready_.assign(params_.size(), false);
+  pending_.assign(plan_.buckets.size(), 0);
+}
+
+Reducer::~Reducer() { remove_hooks(); }
+
+void Reducer::add_hooks() {
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto acc = torch::autograd::impl::grad_accumulator(params_[k]);
     hook_keys_.push_back(acc->add_post_hook(std::make_unique<ReadyHook>(this, k)));
     accumulators_.push_back(std::move(acc));
   }
-  ready_.assign(params_.size(), false);
-  pending_.assign(plan_.buckets.size(), 0);
 }
 
-Reducer::~Reducer() {
-  for (std::size_t k = 0; k < accumulators_.size(); ++k)
-    accumulators_[k]->del_post_hook(hook_keys_[k]);
+void Reducer::remove_hooks() {
+  for (std::size_t k = 0; k < accumulators_.size(); ++k) accumulators_[k]->del_post_hook(hook_keys_[k]);
+  accumulators_.clear();
+  hook_keys_.clear();
+}
+
+void Reducer::accumulate_on_current_stream() {
+  // A parameter holds its accumulator weakly: once ours are dropped (and no
+  // autograd graph holds one), grad_accumulator() makes a new one.
+  const std::vector<std::weak_ptr<torch::autograd::Node>> old(accumulators_.begin(), accumulators_.end());
+  remove_hooks();
+  add_hooks();
+  for (std::size_t k = 0; k < params_.size(); ++k)
+    if (accumulators_[k] == old[k].lock())
+      throw std::logic_error("Reducer: the gradient accumulator of '" + specs_[k].name +
+                             "' is held elsewhere (a live autograd graph?): it stays on its old stream");
 }
 
 void Reducer::bind_grads() {

@@ -176,6 +176,22 @@ TEST(Reducer, AveragedGradientsAreTheMeanOverRanks) { check_mean_over_ranks(3, 1
 
 TEST(Reducer, AccumulationCommunicatesOnlyOnTheLastMicroStep) { check_mean_over_ranks(2, 3); }
 
+TEST(Reducer, RemadeAccumulatorsKeepTheHooks) {
+  auto world = fd::FakeWorld::create(1);
+  torch::manual_seed(0);
+  Net net;
+  fd::Reducer reducer(net.parameters(), names_of(net), world->communicator(0), kPerLayer);
+  reducer.accumulate_on_current_stream();
+  reducer.zero_grad();
+  reducer.prepare_for_backward(true);
+  loss_of(net, batch(0, 0)).backward();
+  EXPECT_EQ(reducer.launch_order(), (std::vector<std::size_t>{0, 1, 2}));
+  reducer.wait_all();
+  // An autograd graph alive across the call keeps the old accumulators: refused.
+  const torch::Tensor pending = loss_of(net, batch(0, 1));
+  EXPECT_THROW(reducer.accumulate_on_current_stream(), std::logic_error);
+}
+
 TEST(Reducer, ReducingAllAfterUnsyncedBackwardsGivesTheSameMean) {
   check_mean_over_ranks(2, 3, Reduce::kAfterBackward);
 }

@@ -84,7 +84,13 @@ DeviceStep::DeviceStep(models::LanguageModelImpl& model, torch::optim::AdamW& op
   normaliser_ = scalar_on(device, torch::kFloat);
   loss_sum_ = scalar_on(device, torch::kDouble);
   report_ = torch::zeros({4}, torch::TensorOptions(torch::kDouble).device(device));
-  if (options_.graph) stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index());
+  if (options_.graph) {
+    stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index());
+    if (options_.reducer) {
+      c10::cuda::CUDAStreamGuard on_step_stream(*stream_);
+      options_.reducer->accumulate_on_current_stream();
+    }
+  }
 }
 
 DeviceStep::~DeviceStep() = default;

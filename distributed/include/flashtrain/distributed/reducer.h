@@ -70,6 +70,12 @@ class Reducer {
   void reduce_all_now();
   // Zeroes the bucket buffers (and so every .grad).
   void zero_grad();
+  // Makes the gradient accumulators (and the hooks on them) again, on the
+  // current CUDA stream. Autograd accumulates a leaf's gradient on the stream
+  // that was current when its accumulator was made (here: the constructor's);
+  // a step that runs on another stream, as a CUDA graph's capture does, calls
+  // this under that stream, else its backward reaches back to the old one.
+  void accumulate_on_current_stream();
 
   const BucketPlan& plan() const { return plan_; }
   Communicator& communicator() const { return *comm_; }
@@ -87,6 +93,8 @@ class Reducer {
 
  private:
   void bind_grads();
+  void add_hooks();
+  void remove_hooks();
   void launch_ready_buckets();
   // False for a step without communication; throws naming the parameters
   // without a gradient when a sync step left a bucket unlaunched.
