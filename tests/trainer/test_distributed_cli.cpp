@@ -305,5 +305,45 @@ TEST(DistributedCli, TwoGpuRanksInACudaGraphMatchEagerRanks) {
   EXPECT_EQ(val_records(dir / "inside" / "metrics.jsonl").size(), 3u) << "steps 3, 6, 8";
 }
 
+// Two GPU ranks started by hand (no launcher to stop the other), their graphed
+// steps queued between log steps: when rank 1 dies, rank 0 must notice while
+// it waits for the queued steps (their all-reduces never complete) and exit
+// naming it, without hanging in a teardown that waits for the stuck device.
+TEST(DistributedCli, AGpuRankWithQueuedGraphStepsEndsWhenItsPeerDies) {
+  if (visible_gpus() < 2) GTEST_SKIP() << "needs 2 GPUs (found " << visible_gpus() << ")";
+  ScratchDir dir;
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  std::vector<pid_t> ranks;
+  for (const char* rank : {"0", "1"}) {
+    auto args = run_args(dir / "out", 1000000, 1);
+    args.insert(args.end(), {"--training.device=cuda", "--training.cuda_graph=on", "--metrics.log_every=50",
+                             "--validation.every=0", "--checkpoint.enable=false"});
+    ranks.push_back(start(args, dir / (std::string("rank") + rank + ".log"),
+                          {{"RANK", rank}, {"LOCAL_RANK", rank}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"},
+                           {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port.c_str()}}));
+  }
+  const auto log0 = [&] { return read_file(dir / "rank0.log"); };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (log0().find("200/1000000 | loss") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_NE(log0().find("200/1000000 | loss"), std::string::npos) << log0();
+  ::kill(ranks[1], SIGKILL);
+  wait_for(ranks[1]);
+  const auto killed_at = std::chrono::steady_clock::now();
+  // Bounded: a rank 0 that hangs is killed after 30 s and the test fails.
+  std::thread reaper([&] {
+    while (std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(30)) {
+      if (::kill(ranks[0], 0) != 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::kill(ranks[0], SIGKILL);
+  });
+  const int status = wait_for(ranks[0]);
+  reaper.join();
+  EXPECT_EQ(status, 1) << log0();
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, std::chrono::seconds(15)) << log0();
+  EXPECT_NE(log0().find("rank 1 (pid " + std::to_string(ranks[1])), std::string::npos) << log0();
+}
+
 }  // namespace
 }  // namespace flashtrain::trainer

@@ -82,9 +82,11 @@ int train_status(const TrainResult& result) {
 }
 
 // One rank of a data-parallel run. Any error ends the process at once with
-// std::_Exit: the other ranks may be inside a collective with this one, and
-// tearing down the NCCL communicators (as unwinding would) can block on them.
-// They notice this rank is gone and exit too.
+// std::_Exit, the trainer left undestroyed: the other ranks may be inside a
+// collective with this one, and tearing down the NCCL communicators can block
+// on them, as can freeing a CUDA graph's memory (it waits for the device, whose
+// stream may be stuck in an all-reduce with a gone rank). The others notice
+// this rank is gone and exit too.
 int run_rank(const config::ResolvedConfig& resolved, const distributed::Environment& env,
              const distributed::EnvMap& vars) {
   NullBuffer null_buffer;
@@ -95,15 +97,16 @@ int run_rank(const config::ResolvedConfig& resolved, const distributed::Environm
   // TORCH_CPP_LOG_LEVEL, when set, keeps its say.
   if (!std::getenv("TORCH_CPP_LOG_LEVEL")) FLAGS_caffe2_log_level = 2;  // errors only
   int status = 1;
+  std::unique_ptr<Trainer> trainer;  // outside the try: unwinding would destroy it
   try {
-    World world = make_world(resolved, env, vars, log);
-    Trainer trainer(resolved, log, std::move(world));
-    const TrainResult result = trainer.run();
+    trainer = std::make_unique<Trainer>(resolved, log, make_world(resolved, env, vars, log));
+    const TrainResult result = trainer->run();
     if (result.status == TrainStatus::kStopped && env.rank == 0)
       std::cout << "stopped at step " << result.step
                 << (result.last_checkpoint.empty() ? "" : "; saved " + result.last_checkpoint.string())
                 << "; the same command continues from there\n";
     status = train_status(result);
+    trainer.reset();  // a run that ended normally shuts its communicators down cleanly
   } catch (const distributed::CommunicationError& e) {
     std::cerr << "flashtrain: error: " << e.what() << std::endl;  // the message names the rank
   } catch (const config::ConfigError& e) {
