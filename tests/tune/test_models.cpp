@@ -6,7 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "flashrnn/tune/fused_model.h"
 #include "flashrnn/tune/problem_parser.h"
 #include "flashrnn/tune/solver.h"
 #include "flashrnn/tune/tc_model.h"
@@ -29,14 +28,6 @@ TEST(Models, EveryModelFileParses) {
     ++files;
   }
   EXPECT_GE(files, 3);
-}
-
-TEST(Models, TheBuiltInTilingModelIsTheFileOnDisk) {
-  std::ifstream in(kModels + "/fused_tiling.txt", std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), std::string(fused_tiling_model_text()))
-      << "rebuild: the library embeds models/fused_tiling.txt at configure time";
 }
 
 TEST(Models, TheBuiltInTcModelIsTheFileOnDisk) {

@@ -6,8 +6,6 @@
 
 #include "flashrnn/tune/device_query.h"
 #include "flashrnn/tune/errors.h"
-#include "flashrnn/tune/fused_explain.h"
-#include "flashrnn/tune/fused_select.h"
 #include "flashrnn/tune/tc_explain.h"
 #include "flashtrain/config/consistency.h"
 #include "flashtrain/trainer/batch_probe.h"
@@ -75,8 +73,7 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
            "--training.local_batch_size=N to see that one)\n";
   }
   out << "note: the fused backend runs its tensor-core kernels exactly where the tuner's model of them "
-         "(tc_tiling.txt) fits the device; the layout search after it (fused_tiling.txt) plans a "
-         "cluster / cooperative kernel that is not built yet\n";
+         "(tc_tiling.txt) fits the device, else the alternating backend\n";
   for (const std::string& kind : kinds) {
     tune::FusedShape shape;
     shape.cell = tune::parse_cell(kind);
@@ -87,9 +84,6 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
     out << "\n== " << kind << " blocks (layers " << layer_list(layers[kind]) << " of " << c.model.n_layers
         << "): " << tune::describe(shape) << "\n";
     out << tune::explain_tc_choice(device, shape);
-    const tune::FusedRanking ranking = tune::rank_fused_configs(device, shape);
-    out << "plan for a kernel not built yet: ";
-    out << tune::explain_fused_choice(device, shape, ranking);
   }
   return out.str();
 }

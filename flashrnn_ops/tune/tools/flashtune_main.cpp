@@ -1,8 +1,7 @@
-// flashtune: solves problem files and explains the fused kernel's configuration.
+// flashtune: solves problem files and explains the tensor-core kernels'
+// configuration.
 //
 //   flashtune PROBLEM.txt [name=value ...] [--limit N]
-//   flashtune --fused cell=lstm heads=12 head_dim=64 batch=16 device=h100 [dtype=bf16]
-//             [--model FILE]
 //   flashtune --tc cell=lstm heads=12 head_dim=64 batch=16 device=h200 [dtype=bf16]
 //   flashtune --device h100|a100|h200|l4|cuda[:N]
 //
@@ -10,7 +9,6 @@
 // run), 1 no solution (the op would fall back to the alternating backend), 2 bad
 // usage or input.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -19,8 +17,6 @@
 
 #include "flashrnn/tune/device_query.h"
 #include "flashrnn/tune/errors.h"
-#include "flashrnn/tune/fused_explain.h"
-#include "flashrnn/tune/fused_select.h"
 #include "flashrnn/tune/problem_parser.h"
 #include "flashrnn/tune/solver.h"
 #include "flashrnn/tune/tc_explain.h"
@@ -34,14 +30,11 @@ constexpr const char* kUsage =
     "  flashtune PROBLEM.txt [name=value ...] [--limit N]\n"
     "      solve a problem file; name=value sets a parameter. Prints the best solution when\n"
     "      the problem has an objective, else every solution (at most N, default 100).\n"
-    "  flashtune --fused cell=lstm heads=12 head_dim=64 batch=16 device=h100 [dtype=bf16]\n"
-    "            [--model FILE]\n"
-    "      choose the fused kernel's configuration and say why. cell: lstm slstm gru elman;\n"
-    "      dtype: bf16 fp16 fp32; device: a100 h100 h200 l4 (published properties) or\n"
-    "      cuda, cuda:N (a live device). --model: an edited copy of the tiling model.\n"
     "  flashtune --tc cell=lstm heads=12 head_dim=64 batch=16 device=h200 [dtype=bf16]\n"
     "      whether the tensor-core fused kernels (the ones the fused backend runs) take the\n"
-    "      case: their tiling and resources, or every limit it breaks.\n"
+    "      case: their tiling and resources, or every limit it breaks. cell: lstm slstm gru\n"
+    "      elman; heads 1 and batch 16 unless given; dtype: bf16 fp16 fp32; device: a100 h100\n"
+    "      h200 l4 (published properties) or cuda, cuda:N (a live device).\n"
     "  flashtune --device NAME\n"
     "      print a device's properties.\n";
 
@@ -58,14 +51,6 @@ int64_t parse_integer(const std::string& text, const std::string& what) {
   } catch (const std::exception&) {
   }
   throw UsageError(what + " must be an integer, got '" + text + "'");
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // name=value arguments; anything else is a usage error.
@@ -131,8 +116,9 @@ struct ShapeOnDevice {
   DeviceProps device;
 };
 
-// cell=, heads=, head_dim=, batch=, dtype=, device= (`mode` names the option in errors).
-ShapeOnDevice parse_shape(const std::vector<std::string>& pairs, const std::string& mode) {
+// cell=, heads=, head_dim=, batch=, dtype=, device= of --tc.
+ShapeOnDevice parse_shape(const std::vector<std::string>& pairs) {
+  const std::string mode = "--tc";
   std::map<std::string, std::string> kv = key_values(pairs);
   auto take = [&](const std::string& key, const char* fallback) {
     auto it = kv.find(key);
@@ -146,9 +132,9 @@ ShapeOnDevice parse_shape(const std::vector<std::string>& pairs, const std::stri
   };
   FusedShape shape;
   shape.cell = parse_cell(take("cell", "lstm"));
-  shape.heads = int(parse_integer(take("heads", mode == "--tc" ? "1" : nullptr), "heads"));
+  shape.heads = int(parse_integer(take("heads", "1"), "heads"));
   shape.head_dim = int(parse_integer(take("head_dim", nullptr), "head_dim"));
-  shape.batch = int(parse_integer(take("batch", mode == "--tc" ? "16" : nullptr), "batch"));
+  shape.batch = int(parse_integer(take("batch", "16"), "batch"));
   shape.dtype = parse_dtype(take("dtype", "bf16"));
   const DeviceProps device = device_by_name(take("device", nullptr));
   if (!kv.empty())
@@ -157,28 +143,10 @@ ShapeOnDevice parse_shape(const std::vector<std::string>& pairs, const std::stri
   return {shape, device};
 }
 
-int explain_fused(const std::vector<std::string>& args) {
-  std::vector<std::string> pairs;
-  std::string model_path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--model") {
-      if (i + 1 == args.size()) throw UsageError("--model needs a file");
-      model_path = args[++i];
-    } else {
-      pairs.push_back(args[i]);
-    }
-  }
-  const auto [shape, device] = parse_shape(pairs, "--fused");
-  const std::string model = model_path.empty() ? std::string() : read_file(model_path);
-  const FusedRanking ranking = rank_fused_configs(device, shape, model);
-  std::cout << explain_fused_choice(device, shape, ranking, model);
-  return ranking.configs.empty() ? 1 : 0;
-}
-
 // The tensor-core kernels the fused backend runs: the tiling they were compiled
 // with, checked against the device (models/tc_tiling.txt).
 int explain_tc(const std::vector<std::string>& args) {
-  const auto [shape, device] = parse_shape(args, "--tc");
+  const auto [shape, device] = parse_shape(args);
   std::cout << explain_tc_choice(device, shape);
   return select_tc_config(device, shape).config ? 0 : 1;
 }
@@ -188,7 +156,6 @@ int run(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
   }
-  if (args[0] == "--fused") return explain_fused({args.begin() + 1, args.end()});
   if (args[0] == "--tc") return explain_tc({args.begin() + 1, args.end()});
   if (args[0] == "--device") {
     if (args.size() != 2) throw UsageError("--device takes one name");
