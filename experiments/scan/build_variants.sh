@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds scan_tests and scanbench once per set of tile knobs (scan_tiling.h) into
+# Builds scan_tests and scanbench once per set of tile knobs (scan/tile/scan_tiling.h) into
 # build-scan-variants/<name>/, for variant_sweep.sh on a GPU machine. Each
 # variant is its own build tree (only the CUDA sources differ, so ccache serves
 # the rest); the knobs go to the CUDA compiler only, where the kernels and the

@@ -2,7 +2,7 @@
 """Pure-Python model of the [B, D, T] warp kernels index logic (lanes, halos, reverse, x0,
 dL/dlast, dx0, partial iterations, lookback items and the 128-wide descriptor window), checked
 against sequential float64 loops. No GPU; mirrors scan_bdt_*_kernel.cuh and
-scan_warp_lookback.cuh with 4 lanes of 2 steps (and 32 lanes x 4 entries for the window).
+scan/warp/scan_warp_lookback.cuh with 4 lanes of 2 steps (and 32 lanes x 4 entries for the window).
 
     .venv/bin/python experiments/scan/emulate_bdt.py   # prints "bad 0" twice
 """

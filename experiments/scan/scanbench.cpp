@@ -30,8 +30,8 @@
 
 #include "flashrnn/scan.h"
 #include "gpu_timing.h"
-#include "scan_launch.h"   // the kernels' knobs and persistent grid sizes
-#include "scan_variant.h"  // which kernels run (FLASHRNN_SCAN_VARIANT)
+#include "scan/scan_launch.h"   // the kernels' knobs and persistent grid sizes
+#include "scan/scan_variant.h"  // which kernels run (FLASHRNN_SCAN_VARIANT)
 
 namespace scanbench {
 namespace {

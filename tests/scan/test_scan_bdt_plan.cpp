@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "scan_bdt_plan.h"
-#include "scan_variant.h"
+#include "scan/scan_variant.h"
+#include "scan/warp/scan_bdt_plan.h"
 
 namespace flashrnn::scan_kernels {
 namespace {

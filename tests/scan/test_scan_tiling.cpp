@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "scan_thread_map.h"
-#include "scan_tiling.h"
+#include "scan/tile/scan_thread_map.h"
+#include "scan/tile/scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
 namespace {

@@ -6,8 +6,8 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
-#include "scan_backends.h"
-#include "scan_validate.h"
+#include "scan/scan_backends.h"
+#include "scan/scan_validate.h"
 
 namespace flashrnn {
 

@@ -5,8 +5,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/core/DeviceGuard.h>
 
-#include "scan_backends.h"
-#include "scan_launch.h"
+#include "scan/scan_backends.h"
+#include "scan/scan_launch.h"
 
 namespace flashrnn::scan_backends {
 namespace {

@@ -1,5 +1,5 @@
 // The scan kernels for storage type float (both layouts, forward and backward).
-#include "scan_launch_typed.cuh"
+#include "scan/scan_launch_typed.cuh"
 
 namespace flashrnn::scan_kernels {
 

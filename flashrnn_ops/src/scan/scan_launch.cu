@@ -1,13 +1,13 @@
 // The storage-type switch in front of the typed launchers.
-#include "scan_launch.h"
+#include "scan/scan_launch.h"
 
 #include <atomic>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "scan_tiling.h"
-#include "scan_variant.h"
+#include "scan/scan_variant.h"
+#include "scan/tile/scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
 

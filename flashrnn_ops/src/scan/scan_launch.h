@@ -7,8 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "scan_bdt_plan.h"
-#include "scan_params.h"
+#include "scan/scan_params.h"
+#include "scan/warp/scan_bdt_plan.h"
 
 namespace flashrnn::scan_kernels {
 

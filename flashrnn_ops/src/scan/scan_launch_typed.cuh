@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "scan_backward_kernel.cuh"
-#include "scan_bdt_launch.cuh"
-#include "scan_forward_kernel.cuh"
-#include "scan_launch.h"
-#include "scan_tiling.h"
+#include "scan/scan_launch.h"
+#include "scan/tile/scan_backward_kernel.cuh"
+#include "scan/tile/scan_forward_kernel.cuh"
+#include "scan/tile/scan_tiling.h"
+#include "scan/warp/scan_bdt_launch.cuh"
 
 namespace flashrnn::scan_kernels {
 namespace detail {

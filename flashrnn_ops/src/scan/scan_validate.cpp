@@ -1,4 +1,4 @@
-#include "scan_validate.h"
+#include "scan/scan_validate.h"
 
 #include <sstream>
 #include <string>

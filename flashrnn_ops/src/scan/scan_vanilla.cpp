@@ -6,7 +6,7 @@
 // division by cumulative products: any real gates, including zero and negative.
 #include <ATen/ATen.h>
 
-#include "scan_backends.h"
+#include "scan/scan_backends.h"
 
 namespace flashrnn::scan_backends {
 namespace {

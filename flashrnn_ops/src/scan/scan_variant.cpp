@@ -1,4 +1,4 @@
-#include "scan_variant.h"
+#include "scan/scan_variant.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "scan_bdt_plan.h"
+#include "scan/warp/scan_bdt_plan.h"
 
 namespace flashrnn::scan_kernels {
 

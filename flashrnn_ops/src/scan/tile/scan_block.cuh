@@ -14,9 +14,9 @@
 
 #include <cstdint>
 
-#include "scan_math.cuh"
-#include "scan_tile_io.cuh"
-#include "scan_tiling.h"
+#include "scan/scan_math.cuh"
+#include "scan/tile/scan_tile_io.cuh"
+#include "scan/tile/scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
 

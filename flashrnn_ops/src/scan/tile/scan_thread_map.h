@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "scan_tiling.h"
+#include "scan/tile/scan_tiling.h"
 
 #if defined(__CUDACC__)
 #define SCAN_HD __host__ __device__ __forceinline__

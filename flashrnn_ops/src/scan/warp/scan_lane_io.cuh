@@ -8,7 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "scan_math.cuh"
+#include "scan/scan_math.cuh"
 
 namespace flashrnn::scan_kernels {
 

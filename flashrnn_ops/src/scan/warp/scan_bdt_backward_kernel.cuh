@@ -12,12 +12,13 @@
 
 #include <cstdint>
 
-#include "scan_bdt_plan.h"
-#include "scan_lane_io.cuh"
-#include "scan_math.cuh"
-#include "scan_warp_lookback.cuh"
-#include "scan_warp_scan.cuh"
-#include "scan_warp_staging.cuh"
+#include "async_copy.cuh"
+#include "scan/scan_math.cuh"
+#include "scan/warp/scan_bdt_plan.h"
+#include "scan/warp/scan_lane_io.cuh"
+#include "scan/warp/scan_warp_lookback.cuh"
+#include "scan/warp/scan_warp_scan.cuh"
+#include "scan/warp/scan_warp_staging.cuh"
 
 namespace flashrnn::scan_kernels {
 
@@ -231,13 +232,13 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
       else
         staging.write(2, 32 * k + lane, splat(zero));
     }
-    commit_copies();
+    async_copy::commit();
     // The part's halo, loaded while the copies fly: a before it (lane 0), x after it (lane 31).
     float halo = 0.f;
     if (lane == 0) halo = to_float(load_row_step<kDesc>(args.a, r, first - 1, zero));
     if (lane == 31) halo = to_float(load_row_step<kDesc>(args.x, r, first + part_steps, zero));
     const float dlast = row_dlast(args, row), x_end = row_x_end(args, row);
-    wait_copies<0>();
+    async_copy::wait<0>();
     __syncwarp();  // every lane's copies have landed
 
     const int64_t after = run_first + kIters * V;

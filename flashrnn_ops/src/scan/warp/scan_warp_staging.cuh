@@ -17,9 +17,9 @@
 
 #include <cstdint>
 
-#include "scan_bdt_plan.h"  // item_slot_swizzle
-#include "scan_lane_io.cuh"
-#include "scan_staging.cuh"  // copy_async, commit_copies, wait_copies
+#include "async_copy.cuh"
+#include "scan/warp/scan_bdt_plan.h"  // item_slot_swizzle
+#include "scan/warp/scan_lane_io.cuh"
 
 namespace flashrnn::scan_kernels {
 
@@ -52,7 +52,7 @@ struct ItemStaging {
     constexpr int V = kLaneVector<T>;
     uint4* slot = at(tensor, 32 * k + lane);
     if (r.vectors) {
-      if (u < r.steps) copy_async<16>(slot, p + r.base + (kDescending ? r.steps - u - V : u));
+      if (u < r.steps) async_copy::copy<16>(slot, p + r.base + (kDescending ? r.steps - u - V : u));
     } else {
       const LaneWords w = load_lane<kDescending, T>(p, r, u, fill);
       *slot = make_uint4(w.w[0], w.w[1], w.w[2], w.w[3]);

@@ -18,8 +18,8 @@
 
 #include <cstdint>
 
-#include "scan_math.cuh"
-#include "scan_warp_scan.cuh"
+#include "scan/scan_math.cuh"
+#include "scan/warp/scan_warp_scan.cuh"
 
 namespace flashrnn::scan_kernels {
 

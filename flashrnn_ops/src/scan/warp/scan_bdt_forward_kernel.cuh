@@ -5,12 +5,13 @@
 
 #include <cstdint>
 
-#include "scan_bdt_plan.h"
-#include "scan_lane_io.cuh"
-#include "scan_math.cuh"
-#include "scan_warp_lookback.cuh"
-#include "scan_warp_scan.cuh"
-#include "scan_warp_staging.cuh"
+#include "async_copy.cuh"
+#include "scan/scan_math.cuh"
+#include "scan/warp/scan_bdt_plan.h"
+#include "scan/warp/scan_lane_io.cuh"
+#include "scan/warp/scan_warp_lookback.cuh"
+#include "scan/warp/scan_warp_scan.cuh"
+#include "scan/warp/scan_warp_staging.cuh"
 
 namespace flashrnn::scan_kernels {
 
@@ -150,9 +151,9 @@ __global__ void __launch_bounds__(32 * kBdtLookbackWarps)
       staging.template copy<kDesc>(0, k, args.a, r, u, one);
       staging.template copy<kDesc>(1, k, args.b, r, u, zero);
     }
-    commit_copies();
+    async_copy::commit();
     const float chain_start = (chunk == 0 && args.x0 != nullptr) ? to_float(args.x0[row]) : 0.f;
-    wait_copies<0>();
+    async_copy::wait<0>();
     __syncwarp();  // every lane's copies have landed
 
     Affine run_map = identity_map();

@@ -6,11 +6,12 @@
 
 #include <cstdint>
 
-#include "scan_block.cuh"
-#include "scan_math.cuh"
-#include "scan_staging.cuh"
-#include "scan_tile_io.cuh"
-#include "scan_tiling.h"
+#include "async_copy.cuh"
+#include "scan/scan_math.cuh"
+#include "scan/tile/scan_block.cuh"
+#include "scan/tile/scan_staging.cuh"
+#include "scan/tile/scan_tile_io.cuh"
+#include "scan/tile/scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
 
@@ -123,7 +124,7 @@ __global__ void __launch_bounds__(kThreadsPerTile, kForwardMinBlocksPerSm)
     current = place(tile);
     stage_tile(current, stage);
   }
-  commit_copies();
+  async_copy::commit();
   while (tile < tiling.tiles) {
     // Copies of the next tile fly while this one is scanned.
     const int64_t next = schedule.next(tile, smem);
@@ -132,8 +133,8 @@ __global__ void __launch_bounds__(kThreadsPerTile, kForwardMinBlocksPerSm)
       upcoming = place(next);
       stage_tile(upcoming, stage ^ 1);
     }
-    commit_copies();
-    wait_copies<1>();
+    async_copy::commit();
+    async_copy::wait<1>();
     ForwardInputs<T, S, CH> in;
     in.where = current;
     collect_steps<kBtd>(args.a, current, stage_of(stage, 0), from_float<T>(1.f), in.a);

@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "scan_bdt_backward_kernel.cuh"
-#include "scan_bdt_forward_kernel.cuh"
-#include "scan_bdt_plan.h"
-#include "scan_launch.h"
-#include "scan_resident_blocks.cuh"
+#include "scan/scan_launch.h"
+#include "scan/scan_resident_blocks.cuh"
+#include "scan/warp/scan_bdt_backward_kernel.cuh"
+#include "scan/warp/scan_bdt_forward_kernel.cuh"
+#include "scan/warp/scan_bdt_plan.h"
 
 namespace flashrnn::scan_kernels {
 namespace bdt_detail {

@@ -12,20 +12,11 @@
 #include <cstdint>
 
 #include "async_copy.cuh"
-#include "scan_thread_map.h"
-#include "scan_tile_io.cuh"
-#include "scan_tiling.h"
+#include "scan/tile/scan_thread_map.h"
+#include "scan/tile/scan_tile_io.cuh"
+#include "scan/tile/scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
-
-// cp.async and its group bookkeeping: async_copy.cuh.
-template <int kBytes>
-__device__ __forceinline__ void copy_async(void* shared, const void* global) {
-  async_copy::copy<kBytes>(shared, global);
-}
-__device__ __forceinline__ void commit_copies() { async_copy::commit(); }
-template <int kPending>
-__device__ __forceinline__ void wait_copies() { async_copy::wait<kPending>(); }
 
 // A thread's vectors of one tensor: [B, D, T] S/V vectors along time; [B, T, D]
 // one vector of CH channels per step.
@@ -66,7 +57,7 @@ __device__ __forceinline__ void stage_vectors(const T* p, const ThreadElements& 
   using V = ThreadVectors<T, kBtd, S, CH>;
 #pragma unroll
   for (int k = 0; k < V::kCount; ++k)
-    if (V::staged(e, k)) copy_async<V::kBytes>(V::slot(stage, k), V::address(p, e, k));
+    if (V::staged(e, k)) async_copy::copy<V::kBytes>(V::slot(stage, k), V::address(p, e, k));
 }
 
 // The thread's S steps of tensor p in scan order: staged vectors from `stage`

@@ -14,11 +14,12 @@
 
 #include <cstdint>
 
-#include "scan_block.cuh"
-#include "scan_math.cuh"
-#include "scan_staging.cuh"
-#include "scan_tile_io.cuh"
-#include "scan_tiling.h"
+#include "async_copy.cuh"
+#include "scan/scan_math.cuh"
+#include "scan/tile/scan_block.cuh"
+#include "scan/tile/scan_staging.cuh"
+#include "scan/tile/scan_tile_io.cuh"
+#include "scan/tile/scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
 
@@ -166,7 +167,7 @@ __global__ void __launch_bounds__(kThreadsPerTile, kBackwardMinBlocksPerSm)
     stage_tile(in.where, stage);
     load_halo<kBtd, T, S, CH>(args, in.where, in.a_before, in.x_after);
   }
-  commit_copies();
+  async_copy::commit();
   while (tile < tiling.tiles) {
     // Copies of the next tile fly while this one is scanned.
     const int64_t next = schedule.next(tile, smem);
@@ -177,8 +178,8 @@ __global__ void __launch_bounds__(kThreadsPerTile, kBackwardMinBlocksPerSm)
       stage_tile(upcoming, stage ^ 1);
       load_halo<kBtd, T, S, CH>(args, upcoming, a_before, x_after);
     }
-    commit_copies();
-    wait_copies<1>();
+    async_copy::commit();
+    async_copy::wait<1>();
     const ThreadElements& e = in.where;
     collect_steps<kBtd>(args.a, e, stage_of(stage, 0), zero, in.a);
     collect_steps<kBtd>(args.x, e, stage_of(stage, 1), zero, in.x);

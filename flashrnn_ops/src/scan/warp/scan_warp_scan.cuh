@@ -1,7 +1,7 @@
 // Scans of affine maps across the 32 lanes of a warp (shuffles only).
 #pragma once
 
-#include "scan_math.cuh"
+#include "scan/scan_math.cuh"
 
 namespace flashrnn::scan_kernels {
 

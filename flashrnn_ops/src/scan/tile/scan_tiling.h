@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "scan_params.h"
+#include "scan/scan_params.h"
 
 namespace flashrnn::scan_kernels {
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "scan_math.cuh"
-#include "scan_thread_map.h"
-#include "scan_tiling.h"
+#include "scan/scan_math.cuh"
+#include "scan/tile/scan_thread_map.h"
+#include "scan/tile/scan_tiling.h"
 
 namespace flashrnn::scan_kernels {
 
