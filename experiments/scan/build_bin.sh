@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds scan_tests and scanbench for sm_90a in the scan-only tree (standalone/)
+# Builds scan_tests and scanbench for sm_90a in the scan-only build (FLASHTRAIN_SCAN_ONLY)
 # and copies them to build-scan-bin/ (git-ignored), for gpu_job.sh on a GPU
 # machine with the same torch (carry build-scan-bin). Uses ccache when present.
 #
@@ -11,7 +11,7 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S experiments/scan/standalone -B build-scan-sm90 -G Ninja -DCMAKE_BUILD_TYPE=Release \
+cmake -S . -DFLASHTRAIN_SCAN_ONLY=ON -B build-scan-sm90 -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DFLASHTRAIN_PYTHON="$PY" -DTORCH_CUDA_ARCH_LIST=9.0a "${launcher[@]}" >/dev/null
 cmake --build build-scan-sm90 -j"${1:-2}" --target scan_tests scanbench
 mkdir -p build-scan-bin

@@ -15,7 +15,7 @@ for spec in "$@"; do
   read -r name warps bdt btd fw bw <<<"$spec"
   flags="-DFLASHRNN_SCAN_WARPS=$warps -DFLASHRNN_SCAN_BDT_STEPS=$bdt -DFLASHRNN_SCAN_BTD_STEPS=$btd"
   flags+=" -DFLASHRNN_SCAN_FW_THREADS_PER_SM=$fw -DFLASHRNN_SCAN_BW_THREADS_PER_SM=$bw"
-  cmake -S experiments/scan/standalone -B "build-scan-$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  cmake -S . -DFLASHTRAIN_SCAN_ONLY=ON -B "build-scan-$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DFLASHTRAIN_PYTHON="$PY" -DTORCH_CUDA_ARCH_LIST=9.0a "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null
   cmake --build "build-scan-$name" --target scan_tests scanbench
   mkdir -p "build-scan-variants/$name"

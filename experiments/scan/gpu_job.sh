@@ -10,8 +10,9 @@
 #
 # Binaries: scan_tests and scanbench prebuilt for sm_90a against the same torch
 # in $SCAN_BIN_DIR (default build-scan-bin; experiments/scan/build_bin.sh makes
-# them) are used if they start; otherwise the scan-only tree (standalone/) is
-# configured with this machine's python3 and built here (several minutes more).
+# them) are used if they start; otherwise the scan-only build
+# (FLASHTRAIN_SCAN_ONLY) is configured with this machine's python3 and built
+# here (several minutes more).
 #
 # More variants (FLASHRNN_SCAN_VARIANT syntax): SCAN_EXTRA_VARIANTS="mode=lookback,items=8 ..."
 # (the look-back tests under a 60 s timeout each, then scanbench's [B, D, T] cases).
@@ -37,9 +38,9 @@ if [ -x "$BIN/scan_tests" ] && [ -x "$BIN/scanbench" ] &&
   ! ldd "$BIN/scanbench" 2>/dev/null | grep -q "not found"; then
   step "prebuilt binaries from $BIN ($(tr '\n' ' ' <"$BIN/commit.txt" 2>/dev/null))"
 else
-  step "configure and build the scan-only tree (sm_90a)"
+  step "configure and build the scan op alone (sm_90a)"
   BUILD="${SCAN_BUILD_DIR:-build-gpu-scan}"
-  cmake -S experiments/scan/standalone -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  cmake -S . -DFLASHTRAIN_SCAN_ONLY=ON -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DFLASHTRAIN_PYTHON="$PY" -DTORCH_CUDA_ARCH_LIST=9.0a >"$OUT/configure.log" 2>&1 ||
     { tail -30 "$OUT/configure.log"; exit 1; }
   cmake --build "$BUILD" -j"$(nproc)" --target scan_tests scanbench >"$OUT/build.log" 2>&1 ||

@@ -8,13 +8,9 @@
 #include <ATen/Tensor.h>
 
 #include "flashrnn/flashrnn.h"
+#include "shape_text.h"
 
 namespace flashrnn {
-
-// "[2, 3, 4]": a shape as the library's error messages write it.
-std::string shape_of(at::IntArrayRef sizes);
-// A tensor's shape, or "an undefined tensor".
-std::string shape_of(const at::Tensor& t);
 
 void validate_inputs(const at::Tensor& Wx, const at::Tensor& R, const at::Tensor& b,
                      const std::optional<at::Tensor>& initial_states, const Options& options);

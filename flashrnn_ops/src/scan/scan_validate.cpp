@@ -5,7 +5,7 @@
 
 #include <ATen/ATen.h>
 
-#include "validate.h"  // shape_of
+#include "shape_text.h"
 
 namespace flashrnn {
 namespace {
