@@ -6,6 +6,7 @@
 #include <string>
 
 #include "flashtrain/models/errors.h"
+#include "flashtrain/models/option_defaults.h"
 #include "init.h"
 #include "op_states.h"
 
@@ -35,10 +36,10 @@ int64_t resolved_head_dim(flashrnn::Cell cell, int64_t d_model, const RecurrentB
                        (o.head_dim == 0 ? " (head_dim 0 means d_model / num_heads)"
                                         : " (block_diagonal_input splits d_model over the heads)"));
   }
-  if (o.retain_bias_min > o.retain_bias_max) {
-    throw OptionsError(name + ": retain_bias_min " + std::to_string(o.retain_bias_min) +
-                       " is above retain_bias_max " + std::to_string(o.retain_bias_max));
-  }
+  if (const std::string problem =
+          defaults::retain_bias_problem(o.retain_bias_min, o.retain_bias_max, "retain_bias_min", "retain_bias_max");
+      !problem.empty())
+    throw OptionsError(name + ": " + problem);
   if (o.recurrent_init_scale < 0.0) {
     throw OptionsError(name + ": recurrent_init_scale must not be negative, got " +
                        std::to_string(o.recurrent_init_scale));

@@ -7,6 +7,7 @@
 
 #include "flashtrain/data/error.h"
 #include "flashtrain/data/loader.h"
+#include "flashtrain/models/option_defaults.h"
 #include "flashtrain/data/tasks.h"
 
 namespace flashtrain::config {
@@ -180,11 +181,10 @@ void check_schedule(const ResolvedConfig& resolved) {
 
 void check_initialisation(const ResolvedConfig& resolved) {
   const ModelConfig& m = resolved.config.model;
-  if (m.retain_bias_min > m.retain_bias_max)
-    throw resolved.error_at({"model.retain_bias_min", "model.retain_bias_max"},
-                            "model.retain_bias_min (" + std::to_string(m.retain_bias_min) +
-                                ") is above model.retain_bias_max (" +
-                                std::to_string(m.retain_bias_max) + ")");
+  if (const std::string problem = models::defaults::retain_bias_problem(
+          m.retain_bias_min, m.retain_bias_max, "model.retain_bias_min", "model.retain_bias_max");
+      !problem.empty())
+    throw resolved.error_at({"model.retain_bias_min", "model.retain_bias_max"}, problem);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "flashrnn/flashrnn.h"
 #include "flashrnn/scan.h"
 #include "flashtrain/models/block_kind.h"
+#include "flashtrain/models/option_defaults.h"
 
 namespace flashtrain::models {
 
@@ -35,10 +36,10 @@ struct RecurrentBlockOptions {
   bool recompute = false;  // the op keeps no per-step buffers (flashrnn::Options::recompute)
   // The gate that keeps the state (LSTM's forget gate f, GRU's update gate z)
   // starts with biases spaced evenly over [min, max] across each head's units.
-  double retain_bias_min = 1.0;
-  double retain_bias_max = 3.0;
+  double retain_bias_min = defaults::kRetainBiasMin;
+  double retain_bias_max = defaults::kRetainBiasMax;
   // R ~ U(-s/sqrt(D), s/sqrt(D)) with s this scale (1: PyTorch's nn.LSTM); 0: zeros.
-  double recurrent_init_scale = 1.0;
+  double recurrent_init_scale = defaults::kRecurrentInitScale;
   NormKind norm = NormKind::kLayerNorm;
   FeedForwardOptions ffn;
 };
@@ -46,7 +47,7 @@ struct RecurrentBlockOptions {
 // The xLSTM sLSTM block. Its hidden width is d_model (no output projection).
 struct SlstmBlockOptions {
   int64_t num_heads = 4;
-  int64_t conv_kernel = 4;  // causal depthwise conv + SiLU feeding i and f; 0: none
+  int64_t conv_kernel = defaults::kConvKernel;  // causal depthwise conv + SiLU feeding i and f; 0: none
   flashrnn::Backend backend = flashrnn::Backend::kAuto;
   bool recompute = false;  // the op keeps no per-step buffers (flashrnn::Options::recompute)
   double forget_bias_min = 3.0;
@@ -71,7 +72,7 @@ struct LinearScanBlockOptions {
 // The Llama-style block: causal multi-head attention with rotary positions.
 struct TransformerBlockOptions {
   int64_t num_heads = 4;  // head_dim = d_model / num_heads, even (rotary pairs)
-  double rope_theta = 10000.0;
+  double rope_theta = defaults::kRopeTheta;
   NormKind norm = NormKind::kRmsNorm;
   FeedForwardOptions ffn{8.0 / 3.0, 64};
 };
@@ -103,7 +104,7 @@ inline const char* to_string(Structure structure) {
 struct BlockContext {
   int64_t d_model = 0;
   int64_t num_blocks = 1;
-  double norm_eps = 1e-5;
+  double norm_eps = defaults::kNormEps;
   Structure structure = Structure::kResidual;
 };
 
@@ -114,7 +115,7 @@ struct LanguageModelOptions {
   Structure structure = Structure::kResidual;
   bool tie_embeddings = true;          // the head reuses embedding.weight
   std::optional<NormKind> final_norm;  // unset: the norm kind of the last block; kPlain: none
-  double norm_eps = 1e-5;              // every norm of the model
+  double norm_eps = defaults::kNormEps;  // every norm of the model
   BlockOptions block;
 };
 

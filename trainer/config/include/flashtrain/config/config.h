@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "flashtrain/models/option_defaults.h"  // torch-free: the block options' defaults
+
 namespace flashtrain::config {
 
 struct JobConfig {
@@ -40,15 +42,15 @@ struct ModelConfig {
   std::string backend = "auto";
   bool recompute = false;  // recurrent blocks: the op's backward runs its forward again
   double dropout = 0.0;
-  double norm_eps = 1e-5;
-  std::int64_t conv_kernel = 4;
-  double rope_theta = 10000.0;
+  double norm_eps = models::defaults::kNormEps;
+  std::int64_t conv_kernel = models::defaults::kConvKernel;
+  double rope_theta = models::defaults::kRopeTheta;
   // lstm / gru / elman blocks, initialisation only: the retaining gate's biases
   // (LSTM forget, GRU update) start spaced over [retain_bias_min, retain_bias_max]
   // across each head's units; R starts uniform in ±recurrent_init_scale / sqrt(head_dim).
-  double retain_bias_min = 1.0;
-  double retain_bias_max = 3.0;
-  double recurrent_init_scale = 1.0;
+  double retain_bias_min = models::defaults::kRetainBiasMin;
+  double retain_bias_max = models::defaults::kRetainBiasMax;
+  double recurrent_init_scale = models::defaults::kRecurrentInitScale;
 
   // head_dim, or dim / n_heads when head_dim is 0.
   std::int64_t resolved_head_dim() const;
