@@ -183,30 +183,48 @@ TEST(DeviceStep, QueuedStepsReportWhatStepByStepRunsReport) {
   EXPECT_TRUE(step.collect().empty());
 }
 
-// Data parallel: two ranks (threads over a fake communicator), each with one
-// of a step's two batches, take the step one process takes with both as
-// micro-batches, whether the all-reduces start from the backward hooks or
-// after backward; and both ranks end with the same weights.
-class DeviceStepRanks : public ::testing::TestWithParam<bool> {};
+// Data parallel: two ranks (threads over a fake communicator), each with its
+// share of a step's batches (one micro-batch, or two accumulated), take the
+// step one process takes with all of them as micro-batches, whether the
+// all-reduces start from the backward hooks or after backward; and both ranks
+// end with the same weights.
+struct RanksCase {
+  bool allreduce_in_graph;
+  int micro_batches;  // per rank
+};
+
+class DeviceStepRanks : public ::testing::TestWithParam<RanksCase> {};
 
 TEST_P(DeviceStepRanks, TakeTheStepOfTheirCombinedBatch) {
-  const bool allreduce_in_graph = GetParam();
+  const auto [allreduce_in_graph, micro] = GetParam();
   const torch::Device cpu(torch::kCPU);
-  auto data = batches(6, cpu);
+  constexpr int kSteps = 3;
+  const int per_step = 2 * micro;  // batches of a step, rank 0's first
+  auto data = batches(kSteps * per_step, cpu);
   // Rank 1's batches score fewer tokens: each rank must divide by the count
   // of both, not by its own.
-  for (std::size_t i = 1; i < data.size(); i += 2) {
-    data[i].targets = data[i].targets.clone();
-    data[i].targets.select(1, 1).fill_(data::kIgnoreTarget);
-    data[i].scored_tokens = 4 * 10;
-  }
-  constexpr int kSteps = 3;
+  const auto rank_of = [&](int i) { return (i % per_step) / micro; };
+  for (int i = 0; i < int(data.size()); ++i)
+    if (rank_of(i) == 1) {
+      data[i].targets = data[i].targets.clone();
+      data[i].targets.select(1, 1).fill_(data::kIgnoreTarget);
+      data[i].scored_tokens = 4 * 10;
+    }
+  const auto step_batches = [&](int k, int first, int count) {
+    std::vector<Batch> out(data.begin() + k * per_step + first, data.begin() + k * per_step + first + count);
+    std::int64_t scored = 0;
+    for (const Batch& b : out) scored += b.scored_tokens;
+    return std::make_pair(out, scored);
+  };
 
   models::LanguageModel whole = tiny_model(cpu, flashrnn::Backend::kVanilla);
   auto whole_optimizer = make_adamw(*whole, optimizer_config());
   DeviceStep whole_step(*whole, *whole_optimizer, {false, 0.5, false});
   std::vector<DeviceStepResult> expected;
-  for (int k = 0; k < kSteps; ++k) expected.push_back(whole_step.run({data[2 * k], data[2 * k + 1]}, 84, 3e-3));
+  for (int k = 0; k < kSteps; ++k) {
+    const auto [all, scored] = step_batches(k, 0, per_step);
+    expected.push_back(whole_step.run(all, scored, 3e-3));
+  }
 
   auto world = distributed::FakeWorld::create(2);
   std::vector<models::LanguageModel> models;
@@ -219,16 +237,19 @@ TEST_P(DeviceStepRanks, TakeTheStepOfTheirCombinedBatch) {
     for (const auto& item : model.named_parameters()) names.push_back(item.key());
     distributed::Reducer reducer(model.parameters(), names, world->communicator(rank));
     DeviceStep step(model, *optimizer, {false, 0.5, false, &reducer, allreduce_in_graph});
-    for (int k = 0; k < kSteps; ++k)
-      got[rank].push_back(step.run({data[2 * k + rank]}, data[2 * k + rank].scored_tokens, 3e-3));
+    for (int k = 0; k < kSteps; ++k) {
+      const auto [mine, scored] = step_batches(k, rank * micro, micro);
+      got[rank].push_back(step.run(mine, scored, 3e-3));
+    }
   };
   std::thread other(run_rank, 1);
   run_rank(0);
   other.join();
 
+  const double all_scored = double(micro * (4 * 11 + 4 * 10));
   for (int rank = 0; rank < 2; ++rank) {
     for (int k = 0; k < kSteps; ++k) {
-      EXPECT_EQ(got[rank][k].scored_tokens, 84.0) << "rank " << rank << " step " << k + 1;
+      EXPECT_EQ(got[rank][k].scored_tokens, all_scored) << "rank " << rank << " step " << k + 1;
       EXPECT_NEAR(got[rank][k].loss_sum, expected[k].loss_sum, 1e-9 * expected[k].loss_sum) << "step " << k + 1;
       EXPECT_NEAR(got[rank][k].grad_norm, expected[k].grad_norm, 1e-5 * expected[k].grad_norm) << "step " << k + 1;
       EXPECT_FALSE(got[rank][k].skipped);
@@ -242,9 +263,13 @@ TEST_P(DeviceStepRanks, TakeTheStepOfTheirCombinedBatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(DeviceStep, DeviceStepRanks, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "AllReduceDuringBackward" : "AllReduceAfterBackward";
+INSTANTIATE_TEST_SUITE_P(DeviceStep, DeviceStepRanks,
+                         ::testing::Values(RanksCase{true, 1}, RanksCase{false, 1}, RanksCase{true, 2},
+                                           RanksCase{false, 2}),
+                         [](const ::testing::TestParamInfo<RanksCase>& info) {
+                           return std::string(info.param.allreduce_in_graph ? "AllReduceDuringBackward"
+                                                                            : "AllReduceAfterBackward") +
+                                  (info.param.micro_batches > 1 ? "Accumulating" : "");
                          });
 
 TEST(DeviceStep, AGraphNeedsAGpu) {
