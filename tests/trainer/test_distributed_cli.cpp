@@ -273,13 +273,14 @@ TEST(DistributedCli, TwoGpuRanksOverNcclMatchOneGpu) {
 // Data parallel in a CUDA graph: the all-reduce inside the step's graph and
 // between two graphs take the same steps bit for bit (a sum of two ranks is
 // the same in any order), the eager loop the same up to its other AdamW; with
-// steps queued between log steps (log_every 3) and a validation.
+// two accumulated micro-batches per rank, steps queued between log steps
+// (log_every 3) and a validation.
 TEST(DistributedCli, TwoGpuRanksInACudaGraphMatchEagerRanks) {
   if (visible_gpus() < 2) GTEST_SKIP() << "needs 2 GPUs (found " << visible_gpus() << ")";
   ScratchDir dir;
   auto args_for = [&](const std::string& name, std::vector<std::string> extra) {
     auto args = run_args(dir / name, 8, 2);
-    args.insert(args.end(), {"--training.device=cuda", "--metrics.log_every=3"});
+    args.insert(args.end(), {"--training.device=cuda", "--metrics.log_every=3", "--training.global_batch_size=16"});
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   };
@@ -288,6 +289,7 @@ TEST(DistributedCli, TwoGpuRanksInACudaGraphMatchEagerRanks) {
   const ProcessRun inside = run_flashtrain(args_for("inside", {"--training.cuda_graph=on"}));
   ASSERT_EQ(inside.status, 0) << inside.output;
   EXPECT_NE(inside.output.find("the gradient all-reduce inside the graph"), std::string::npos) << inside.output;
+  EXPECT_NE(inside.output.find("4 x 8 tokens x 2 accumulation x 2 ranks"), std::string::npos) << inside.output;
   const ProcessRun between = run_flashtrain(
       args_for("between", {"--training.cuda_graph=on", "--parallelism.allreduce_in_graph=false"}));
   ASSERT_EQ(between.status, 0) << between.output;
