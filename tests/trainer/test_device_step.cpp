@@ -250,7 +250,9 @@ TEST_P(DeviceStepRanks, TakeTheStepOfTheirCombinedBatch) {
   for (int rank = 0; rank < 2; ++rank) {
     for (int k = 0; k < kSteps; ++k) {
       EXPECT_EQ(got[rank][k].scored_tokens, all_scored) << "rank " << rank << " step " << k + 1;
-      EXPECT_NEAR(got[rank][k].loss_sum, expected[k].loss_sum, 1e-9 * expected[k].loss_sum) << "step " << k + 1;
+      // The ranks sum gradients in another order than one process: weights, and so
+      // later losses, differ by rounding.
+      EXPECT_NEAR(got[rank][k].loss_sum, expected[k].loss_sum, 1e-6 * expected[k].loss_sum) << "step " << k + 1;
       EXPECT_NEAR(got[rank][k].grad_norm, expected[k].grad_norm, 1e-5 * expected[k].grad_norm) << "step " << k + 1;
       EXPECT_FALSE(got[rank][k].skipped);
     }
