@@ -234,7 +234,19 @@ void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, std::int64_t s
   if (options_.reducer && report_.is_cuda()) {
     queued_done_.emplace_back();
     queued_done_.back().record(c10::cuda::getCurrentCUDAStream(report_.device().index()));
+    // At most 2 x kStepsInFlight steps ahead of the device (then back down to
+    // kStepsInFlight, so that the host waits once every kStepsInFlight steps):
+    // behind a rank that died, the device stops at an all-reduce, and launches
+    // into a full queue would block this thread where no watch sees it.
+    if (queued_done_.size() - steps_waited_ > 2 * kStepsInFlight)
+      while (queued_done_.size() - steps_waited_ > kStepsInFlight) wait_for_step(steps_waited_++);
   }
+}
+
+void DeviceStep::wait_for_step(std::size_t index) {
+  at::cuda::CUDAEvent& done = queued_done_.at(index);
+  options_.reducer->communicator().wait_until([&done] { return done.query(); },
+                                              "a queued training step (its all-reduces)");
 }
 
 std::vector<DeviceStepResult> DeviceStep::collect() {
@@ -244,10 +256,9 @@ std::vector<DeviceStepResult> DeviceStep::collect() {
   if (stream_) on_step_stream.emplace(*stream_);
   // A step whose all-reduce never completes (a rank died) must end in an
   // error naming it, not hang the copy below.
-  for (at::cuda::CUDAEvent& done : queued_done_)
-    options_.reducer->communicator().wait_until([&done] { return done.query(); },
-                                                "a queued training step (its all-reduces)");
+  while (steps_waited_ < queued_done_.size()) wait_for_step(steps_waited_++);
   queued_done_.clear();
+  steps_waited_ = 0;
   const torch::Tensor values = torch::stack(queued_reports_).to(torch::kCPU);  // waits for the steps
   queued_reports_.clear();
   const auto v = values.accessor<double, 2>();

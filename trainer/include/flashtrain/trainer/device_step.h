@@ -23,9 +23,10 @@
 // With allreduce_in_graph one graph holds all four, and the buckets'
 // all-reduces start from the backward hooks, overlapping backward. Without it
 // the two computations are graphs of their own and the collectives run
-// eagerly between the replays, after backward. collect() waits for the queued
-// steps under the communicator's watch (deadline, gone peers), so a dead rank
-// ends the run with its name instead of a hang inside a replay.
+// eagerly between the replays, after backward. The host waits for queued
+// steps only under the communicator's watch (deadline, gone peers), in
+// collect() and to stay at most 2 x kStepsInFlight steps ahead, so a dead rank ends
+// the run with its name instead of a hang inside a replay.
 //
 // The optimizer's state stays in torch::optim::AdamW (its moments are the
 // tensors updated here), so checkpoints are those of the eager loop; call
@@ -76,6 +77,11 @@ class DeviceStep {
  public:
   // Steps the eager loop warms up with before the capture.
   static constexpr int kEagerSteps = 2;
+  // Data parallel: enqueue() lets at most twice this many steps queue on the
+  // device, then waits (watched) until this many are left: enough to keep the
+  // device busy while the host prepares the next, and far from filling the
+  // device's launch queue.
+  static constexpr std::size_t kStepsInFlight = 8;
 
   DeviceStep(models::LanguageModelImpl& model, torch::optim::AdamW& optimizer, DeviceStepOptions options);
   ~DeviceStep();
@@ -118,6 +124,8 @@ class DeviceStep {
   void update();
   // Runs `phase` as the graph graphs_[index], capturing it on the first call.
   void replay(std::size_t index, const std::function<void()>& phase);
+  // Waits, watched by the communicator, for the end of queued step `index`.
+  void wait_for_step(std::size_t index);
   bool allreduce_between_graphs() const { return options_.reducer && !options_.allreduce_in_graph; }
 
   models::LanguageModelImpl& model_;
@@ -131,7 +139,10 @@ class DeviceStep {
   std::vector<torch::Tensor> inputs_, targets_;
   torch::Tensor lr_, scored_, normaliser_, loss_sum_, report_;
   std::vector<torch::Tensor> queued_reports_;  // a copy of report_ per queued step
-  std::vector<at::cuda::CUDAEvent> queued_done_;  // data parallel on a GPU: each queued step's end
+  // Data parallel on a GPU: each queued step's end, and how many of them the
+  // host has waited for.
+  std::vector<at::cuda::CUDAEvent> queued_done_;
+  std::size_t steps_waited_ = 0;
   int eager_steps_run_ = 0;
   // A capture needs a stream other than the default one; the warm-up steps and
   // the replays run on the same one.
