@@ -234,12 +234,10 @@ void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, std::int64_t s
   if (options_.reducer && report_.is_cuda()) {
     queued_done_.emplace_back();
     queued_done_.back().record(c10::cuda::getCurrentCUDAStream(report_.device().index()));
-    // At most 2 x kStepsInFlight steps ahead of the device (then back down to
-    // kStepsInFlight, so that the host waits once every kStepsInFlight steps):
-    // behind a rank that died, the device stops at an all-reduce, and launches
-    // into a full queue would block this thread where no watch sees it.
-    if (queued_done_.size() - steps_waited_ > 2 * kStepsInFlight)
-      while (queued_done_.size() - steps_waited_ > kStepsInFlight) wait_for_step(steps_waited_++);
+    // At most kStepsInFlight steps ahead of the device: behind a rank that
+    // died, the device stops at an all-reduce, and launches into a full queue
+    // would block this thread where no watch sees it.
+    while (queued_done_.size() - steps_waited_ > kStepsInFlight) wait_for_step(steps_waited_++);
   }
 }
 

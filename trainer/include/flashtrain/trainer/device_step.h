@@ -25,7 +25,7 @@
 // the two computations are graphs of their own and the collectives run
 // eagerly between the replays, after backward. The host waits for queued
 // steps only under the communicator's watch (deadline, gone peers), in
-// collect() and to stay at most 2 x kStepsInFlight steps ahead, so a dead rank ends
+// collect() and to stay at most kStepsInFlight steps ahead, so a dead rank ends
 // the run with its name instead of a hang inside a replay.
 //
 // The optimizer's state stays in torch::optim::AdamW (its moments are the
@@ -77,11 +77,10 @@ class DeviceStep {
  public:
   // Steps the eager loop warms up with before the capture.
   static constexpr int kEagerSteps = 2;
-  // Data parallel: enqueue() lets at most twice this many steps queue on the
-  // device, then waits (watched) until this many are left: enough to keep the
-  // device busy while the host prepares the next, and far from filling the
-  // device's launch queue.
-  static constexpr std::size_t kStepsInFlight = 8;
+  // Data parallel: steps queued on the device at most (enqueue() waits for
+  // older ones, watched): enough to keep the device busy while the host
+  // prepares the next.
+  static constexpr std::size_t kStepsInFlight = 4;
 
   DeviceStep(models::LanguageModelImpl& model, torch::optim::AdamW& optimizer, DeviceStepOptions options);
   ~DeviceStep();
