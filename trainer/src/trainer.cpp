@@ -141,9 +141,9 @@ struct Trainer::Impl {
   // Made at the first step, after resume() has loaded the optimizer's state.
   std::unique_ptr<DeviceStep> device_step;
   std::optional<DeviceStepOptions> device_step_options;
-  // Steps the device step queued whose numbers are not read back yet (their
-  // scored-token counts beside them), and reports complete but not taken.
-  std::vector<StepReport> queued_steps;  // enqueued on the device step, not read back yet
+  // Steps the device step queued whose numbers are not read back yet, and
+  // reports complete but not taken.
+  std::vector<StepReport> queued_steps;
   std::vector<FinishedStep> finished_steps;
   std::unique_ptr<BatchSource> batches;
   // Data parallel only: gradients in flat buckets, all-reduced during backward.
