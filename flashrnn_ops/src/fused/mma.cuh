@@ -1,6 +1,6 @@
 // The few PTX instructions the tensor-core fused kernels are built from
-// (sm_80 and later): the m16n8k16 MMA with fp32 accumulators, ldmatrix, and
-// cp.async with its group bookkeeping (async_copy.cuh, shared with the scan).
+// (sm_80 and later): the m16n8k16 MMA with fp32 accumulators, ldmatrix and
+// named barriers (their cp.async copies: async_copy.cuh, shared with the scan).
 // Fragment layouts are PTX's:
 //   A 16×16 (row): a0a1 (row l/4, k 2(l%4)), a2a3 (row +8), a4a5 (k +8), a6a7 (both)
 //   B 16×8  (col): b0b1 (k 2(l%4), col l/4), b2b3 (k +8)
@@ -12,8 +12,6 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-
-#include "async_copy.cuh"
 
 namespace flashrnn::fused::mma {
 
@@ -88,13 +86,5 @@ __device__ __forceinline__ void load_a_fragment(uint32_t (&a)[4], const S* tile,
 __device__ __forceinline__ void sync_warps(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-
-// 16 bytes global -> shared, asynchronously (L2 only: the data is read once),
-// and the group bookkeeping: async_copy.cuh.
-__device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
-  async_copy::copy<16>(shared, global);
-}
-__device__ __forceinline__ void commit_copies() { async_copy::commit(); }
-template <int kPending> __device__ __forceinline__ void wait_copies() { async_copy::wait<kPending>(); }
 
 }  // namespace flashrnn::fused::mma

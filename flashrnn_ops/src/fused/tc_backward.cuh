@@ -52,6 +52,7 @@
 
 #include <type_traits>
 
+#include "async_copy.cuh"
 #include "fused/cluster_exchange.cuh"
 #include "fused/element_pointer.cuh"
 #include "fused/mma.cuh"
@@ -209,19 +210,19 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
       S* grads = reinterpret_cast<S*>(stage + kTcRows * K::kFloatPitch * 4);
       const int64_t cache_step = t * p.cache.time_stride;
 #pragma unroll
-      for (int i = 0; i < kCacheCopies; ++i) mma::copy_async_16(floats + cache_to[i], cache_from[i] + cache_step);
+      for (int i = 0; i < kCacheCopies; ++i) async_copy::copy<16>(floats + cache_to[i], cache_from[i] + cache_step);
       if (kStateCopies > 0 && t > 0) {  // states(t-1)
         const int64_t states_step = (t - 1) * p.states.time_stride;
 #pragma unroll
-        for (int i = 0; i < kStateCopies; ++i) mma::copy_async_16(floats + state_to[i], state_from[i] + states_step);
+        for (int i = 0; i < kStateCopies; ++i) async_copy::copy<16>(floats + state_to[i], state_from[i] + states_step);
       }
       if (p.d_states.ptr) {
         const int64_t grad_step = t * p.d_states.time_stride;
 #pragma unroll
-        for (int i = 0; i < kGradCopies; ++i) mma::copy_async_16(grads + grad_to[i], grad_from[i] + grad_step);
+        for (int i = 0; i < kGradCopies; ++i) async_copy::copy<16>(grads + grad_to[i], grad_from[i] + grad_step);
       }
     }
-    mma::commit_copies();  // one group per step, empty or not
+    async_copy::commit();  // one group per step, empty or not
   };
   for (int i = 0; i < kPrefetch; ++i) fetch(steps - 1 - i);
   exchange.start();
@@ -401,7 +402,7 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
   // step (together with the fetch's per-copy predicates, 661 of v10b's
   // instructions per warp and step at 12x64 became 466: experiments/flashbench/HISTORY.md v10c).
   const auto step = [&](int t, auto last, auto initial) {
-    if constexpr (kPrefetch > 0) mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
+    if constexpr (kPrefetch > 0) async_copy::wait<kPrefetch - 1>();  // this thread's copies of step t are in
     sync_step();           // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
     fetch(t - kPrefetch);  // into the stage step t+1 used (kPrefetch 0: its own, read after the MMA)
     float dh[NG][4] = {};
@@ -411,7 +412,7 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
       if (through_r) add_received_sums(t + 1, dh);
     }
     if constexpr (kPrefetch == 0) {
-      mma::wait_copies<0>();  // this thread's copies of step t are in
+      async_copy::wait<0>();  // this thread's copies of step t are in
       sync_step();            // everyone's are
     }
 
@@ -484,7 +485,7 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
   step(first, true, first == 0);
   for (int t = first - 1; t > 0; --t) step(t, std::false_type{}, std::false_type{});
   if (first > 0) step(0, false, true);
-  mma::wait_copies<0>();
+  async_copy::wait<0>();
   sync_step();  // the CTA's δ(R h)_0 is in its tile
   float dh[NG][4] = {};
   if (through_r) send_sums(0, dh);

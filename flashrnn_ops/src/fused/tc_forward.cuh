@@ -29,6 +29,7 @@
 // from registers (experiments/flashbench/HISTORY.md v13, v14).
 #pragma once
 
+#include "async_copy.cuh"
 #include "fused/cluster_exchange.cuh"
 #include "fused/slice_exchange.cuh"
 #include "fused/element_pointer.cuh"
@@ -250,9 +251,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
       S* stage = wx_stages + int(uint32_t(t) % kStages) * kTcRows * K::kWxPitch;
       const int64_t wx_step = t * p.wx.time_stride;
 #pragma unroll
-      for (int i = 0; i < kCopies; ++i) mma::copy_async_16(stage + copy_to[i], copy_from[i] + wx_step);
+      for (int i = 0; i < kCopies; ++i) async_copy::copy<16>(stage + copy_to[i], copy_from[i] + wx_step);
     }
-    mma::commit_copies();  // one group per step, empty or not, so the counting holds
+    async_copy::commit();  // one group per step, empty or not, so the counting holds
   };
   for (int t = 0; t < kPrefetch; ++t) fetch_wx(t);
   if constexpr (kSliced)
@@ -264,7 +265,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   // clamp on every step instead of a branch.
   const float clip = p.forward_clip > 0.f ? p.forward_clip : INFINITY;
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
-    mma::wait_copies<kPrefetch - 1>();  // this thread's copies of step t are in
+    async_copy::wait<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
     if (!kSliced && t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
@@ -441,7 +442,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     // writes it again after the next), off the path the other CTAs wait on.
     if (kTiled && t > 0) store_saves(t - 1);
   }
-  mma::wait_copies<0>();  // no copy may outlive the CTA's shared memory
+  async_copy::wait<0>();  // no copy may outlive the CTA's shared memory
   // Nor a store of another CTA: the last step's h, which no one reads.
   if constexpr (kSliced)
     slices.wait_all(int(steps - 1) & 1, uint32_t(steps - 1) >> 1);

@@ -61,7 +61,7 @@ __device__ __forceinline__ void stage_vectors(const T* p, const ThreadElements& 
 }
 
 // The thread's S steps of tensor p in scan order: staged vectors from `stage`
-// (after wait_copies), the rest from global memory (fill outside the tensor).
+// (after async_copy::wait), the rest from global memory (fill outside the tensor).
 template <bool kBtd, int S, int CH, class T>
 __device__ __forceinline__ void collect_steps(const T* p, const ThreadElements& e,
                                               unsigned char* stage, T fill, T (&out)[S][CH]) {
