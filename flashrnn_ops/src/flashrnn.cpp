@@ -73,7 +73,6 @@ void save(AutogradContext* ctx, Backend backend, const Problem& problem, const S
   d["backend"] = int64_t(backend);
 }
 
-
 std::tuple<Backend, Problem, Saved> load(AutogradContext* ctx) {
   auto& d = ctx->saved_data;
   Problem problem{static_cast<Cell>(d["cell"].toInt()), d["cut"].toBool(), d["clip"].toDouble(),
@@ -148,8 +147,6 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
 
 }  // namespace
 
-// The backend that runs a case: the requested one, or for `auto` the fastest
-// that supports it. Falling back on a GPU is said once.
 ForwardResult forward_on(Backend backend, const Problem& problem, const Inputs& in) {
   return backend == Backend::kFused         ? fused::forward(problem, in)
          : backend == Backend::kAlternating ? alternating::forward(problem, in)
@@ -166,6 +163,8 @@ Backend backward_backend(Backend forward, Cell cell, const Inputs& in) {
   return forward == Backend::kFused && !fused::runs_backward(cell, in) ? Backend::kAlternating : forward;
 }
 
+// The backend that runs a case: the requested one, or for `auto` the fastest
+// that supports it. Falling back on a GPU is said once.
 Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
   const std::string alternating_unsupported = alternating::unsupported_reason(in);
   switch (requested) {

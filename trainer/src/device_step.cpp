@@ -14,6 +14,7 @@
 
 #include "token_loss.h"
 #include "flashtrain/data/tasks.h"
+#include "flashtrain/distributed/reducer.h"
 
 namespace flashtrain::trainer {
 namespace {

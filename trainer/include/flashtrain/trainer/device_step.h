@@ -44,12 +44,15 @@
 #include <optional>
 #include <vector>
 
-#include "flashtrain/distributed/reducer.h"
 #include "flashtrain/models/language_model.h"
 #include "flashtrain/trainer/batch_source.h"
 
 namespace at::cuda {
 struct CUDAGraph;
+}
+
+namespace flashtrain::distributed {
+class Reducer;
 }
 
 namespace flashtrain::trainer {
