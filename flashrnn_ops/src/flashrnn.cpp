@@ -70,6 +70,7 @@ void save(AutogradContext* ctx, Backend backend, const Problem& problem, const S
   d["cut"] = problem.gradient_recurrent_cut;
   d["clip"] = problem.gradient_recurrent_clip;
   d["forward_clip"] = problem.forward_clip;
+  d["output_h_only"] = problem.output_h_only;
   d["backend"] = int64_t(backend);
 }
 
@@ -77,6 +78,7 @@ std::tuple<Backend, Problem, Saved> load(AutogradContext* ctx) {
   auto& d = ctx->saved_data;
   Problem problem{static_cast<Cell>(d["cell"].toInt()), d["cut"].toBool(), d["clip"].toDouble(),
                   d["forward_clip"].toDouble()};
+  problem.output_h_only = d["output_h_only"].toBool();
   Saved s;
   s.r_heads = d["r_heads"].toTensor();
   s.s0 = d["s0"].toTensor();
@@ -102,10 +104,12 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
                                const std::optional<at::Tensor>& initial_states,
                                const std::optional<at::Tensor>& reset, int64_t backend, int64_t cell,
                                bool gradient_recurrent_cut, double gradient_recurrent_clip,
-                               double forward_clip, bool keep_for_backward, bool recompute) {
+                               double forward_clip, bool keep_for_backward, bool recompute,
+                               bool output_h_only) {
     recompute = recompute && keep_for_backward;
-    const Problem problem{static_cast<Cell>(cell), gradient_recurrent_cut,
-                          gradient_recurrent_clip, forward_clip, keep_for_backward && !recompute};
+    const Problem problem{static_cast<Cell>(cell),    gradient_recurrent_cut,
+                          gradient_recurrent_clip,    forward_clip,
+                          keep_for_backward && !recompute, output_h_only};
     const at::Tensor reset_rows = reset ? reset->contiguous() : at::Tensor();
     const Inputs in{wx, r, b, initial_states.value_or(at::Tensor()), reset_rows};
     const Backend chosen = static_cast<Backend>(backend);
@@ -120,9 +124,7 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
     ctx->saved_data["backward_backend"] = int64_t(backward_backend(chosen, problem.cell, in));
     ctx->saved_data["has_initial_states"] = initial_states.has_value();
     if (initial_states) ctx->saved_data["initial_type"] = int64_t(initial_states->scalar_type());
-    const int64_t steps = wx.size(1);
-    at::Tensor last_states = result.states_all.narrow(2, steps - 1, 1).clone();
-    return {result.states_all, last_states};
+    return {result.states_all, result.last_states};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -141,7 +143,7 @@ class FlashRnnFunction : public torch::autograd::Function<FlashRnnFunction> {
           static_cast<at::ScalarType>(ctx->saved_data["initial_type"].toInt()));
     return {g.d_wx,       g.d_r,        g.d_b,        d_initial_states, at::Tensor(),
             at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),     at::Tensor(),
-            at::Tensor(), at::Tensor()};
+            at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -211,7 +213,8 @@ Result flashrnn(const at::Tensor& Wx, const at::Tensor& R, const at::Tensor& b,
   const variable_list outputs = FlashRnnFunction::apply(
       Wx, R, b, initial_states, options.reset_mask, static_cast<int64_t>(backend),
       static_cast<int64_t>(options.cell), options.gradient_recurrent_cut,
-      options.gradient_recurrent_clip, options.forward_clip, keep_for_backward, options.recompute);
+      options.gradient_recurrent_clip, options.forward_clip, keep_for_backward, options.recompute,
+      options.output_h_only);
   return {outputs[0], outputs[1]};
 }
 

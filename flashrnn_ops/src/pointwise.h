@@ -52,7 +52,9 @@ struct ForwardStepParams {
   ResetMask reset;
   Slots<T> states;       // [T, B, S, N, D]  states after each step, compute type
   Slots<T> cache;        // [T, B, C, N, D]  what the cell's backward needs
-  Slots<S> states_out;   // optional: the user's [S, B, T, N, D] output
+  Slots<S> states_out;   // optional: the user's [S', B, T, N, D] output, its first
+  int out_states = 0;    // S' states (h alone: 1; every state: S)
+  Slots<S> last_states;  // optional: [S, B, 1, N, D] every state after step T-1 (time_stride 0)
   Slots<S> h_gemm;       // optional: [T, B, 1, N, D] the h that step t multiplies with R;
                          // step t writes entry t+1 (s0's h where row b resets at t+1)
   Slots<T> h_next;       // optional: the same h for the next step, kept on chip (fused)
@@ -64,7 +66,8 @@ struct BackwardStepParams {
   Extent extent;
   Slots<const T> cache, states, s0;  // as the forward wrote them
   ResetMask reset;
-  Slots<const S> d_states;  // optional: external gradient of states_all [S, B, T, N, D]
+  Slots<const S> d_states;  // optional: external gradient of states_all [S', B, T, N, D],
+  int d_states_count = 0;   // its first S' states (h alone: 1)
   Slots<const S> d_last;    // optional: external gradient of last_states (time_stride 0)
   Slots<const T> dh_rec;    // optional: R_kᵀ δ(R h)_k of step t+1, [B, K, N, D], summed
   int dh_rec_slots = 1;     // over its K slots (1 when the GEMM already summed the gates)
@@ -114,8 +117,10 @@ FLASHRNN_HD void forward_step_element(const ForwardStepParams<T, S>& p, int64_t 
   for (int s = 0; s < Cell::kStates; ++s) p.states.at(t, i.b, s, i.n, i.d) = s_next[s];
   for (int c = 0; c < Cell::kCache; ++c) p.cache.at(t, i.b, c, i.n, i.d) = cache[c];
   if (p.states_out.ptr)
-    for (int s = 0; s < Cell::kStates; ++s)
-      p.states_out.at(t, i.b, s, i.n, i.d) = detail::store<S>(s_next[s]);
+    for (int s = 0; s < Cell::kStates; ++s)  // (a constant bound: s_next stays in registers)
+      if (s < p.out_states) p.states_out.at(t, i.b, s, i.n, i.d) = detail::store<S>(s_next[s]);
+  if (p.last_states.ptr && t + 1 == p.extent.steps)
+    for (int s = 0; s < Cell::kStates; ++s) p.last_states.at(0, i.b, s, i.n, i.d) = detail::store<S>(s_next[s]);
   if (t + 1 < p.extent.steps) {
     const T h = p.reset.at(i.b, t + 1) ? p.s0.at(0, i.b, 0, i.n, i.d) : s_next[0];
     if (p.h_gemm.ptr) p.h_gemm.at(t + 1, i.b, 0, i.n, i.d) = detail::store<S>(h);
@@ -158,7 +163,8 @@ FLASHRNN_HD void backward_step_element(const BackwardStepParams<T, S>& p, int64_
   T ds[Cell::kStates];
   incoming_gradient<Cell>(p, t, i, ds);
   if (p.d_states.ptr)
-    for (int s = 0; s < Cell::kStates; ++s) ds[s] += load<T>(p.d_states.at(t, i.b, s, i.n, i.d));
+    for (int s = 0; s < Cell::kStates; ++s)
+      if (s < p.d_states_count) ds[s] += load<T>(p.d_states.at(t, i.b, s, i.n, i.d));
   if (p.d_last.ptr && t + 1 == p.extent.steps)
     for (int s = 0; s < Cell::kStates; ++s) ds[s] += load<T>(p.d_last.at(0, i.b, s, i.n, i.d));
 

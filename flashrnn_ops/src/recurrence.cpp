@@ -10,6 +10,10 @@ int cache_slots(Cell cell) {
   return cells::dispatch_cell(cell, [](auto c) { return decltype(c)::kCache; });
 }
 
+int output_states(const Problem& problem) {
+  return problem.output_h_only ? 1 : cell_layout(problem.cell).states;
+}
+
 at::ScalarType compute_type(at::ScalarType input) {
   return input == at::kDouble ? at::kDouble : at::kFloat;
 }
@@ -33,6 +37,15 @@ at::Tensor initial_states_internal(const Inputs& in, int num_states, at::ScalarT
 
 at::Tensor rows_contiguous(const at::Tensor& t) {
   return t.size(-1) == 1 || t.stride(-1) == 1 ? t : t.contiguous();
+}
+
+ForwardResult allocate_outputs(const Problem& problem, const Inputs& in) {
+  const int64_t B = in.wx.size(0), steps = in.wx.size(1), N = in.wx.size(3), D = in.wx.size(4);
+  const int num_states = cell_layout(problem.cell).states;
+  ForwardResult out;
+  out.states_all = at::empty({output_states(problem), B, steps, N, D}, in.wx.options());
+  out.last_states = at::empty({num_states, B, 1, N, D}, in.wx.options());
+  return out;
 }
 
 Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType compute,

@@ -24,7 +24,11 @@ struct Problem {
   double gradient_recurrent_clip = 0.0;
   double forward_clip = 0.0;
   bool keep_for_backward = true;  // false: no autograd graph records the call (inference)
+  bool output_h_only = false;     // states_all holds h alone (Options::output_h_only)
 };
+
+// States states_all holds for every step: 1 (h alone) or all of the cell's.
+int output_states(const Problem& problem);
 
 struct Inputs {
   at::Tensor wx;              // [B, T, Gx, N, D], any strides with D contiguous
@@ -42,7 +46,8 @@ struct Saved {
 };
 
 struct ForwardResult {
-  at::Tensor states_all;  // [S, B, T, N, D] in the input dtype
+  at::Tensor states_all;   // [S', B, T, N, D] in the input dtype, S' = output_states()
+  at::Tensor last_states;  // [S, B, 1, N, D] in the input dtype
   Saved saved;
 };
 
@@ -53,7 +58,7 @@ struct Gradients {
 
 // External gradients of the outputs (either may be undefined).
 struct OutputGradients {
-  at::Tensor d_states_all;  // [S, B, T, N, D]
+  at::Tensor d_states_all;  // [S', B, T, N, D]
   at::Tensor d_last;        // [S, B, 1, N, D]
 };
 
@@ -72,6 +77,10 @@ at::Tensor initial_states_internal(const Inputs& in, int num_states, at::ScalarT
 
 // The tensor itself if its last dim is contiguous (what Slots need), else a copy.
 at::Tensor rows_contiguous(const at::Tensor& t);
+
+// The op's outputs for a backend's kernels to write: states_all and last_states
+// of ForwardResult (saved left empty).
+ForwardResult allocate_outputs(const Problem& problem, const Inputs& in);
 
 // Allocates what a forward writes and keeps: states and cache in `compute`,
 // R heads and h_gemm in `storage` (the backends' T and S). With

@@ -13,11 +13,13 @@ inline Extent extent_of(const Saved& saved) {  // states [T, B, S, N, D]
 }
 
 // wx [B, T, Gx, N, D] and bias [Gb, N, D] in S; rh [N, B, Gx, D] in T (undefined
-// when it lives on chip); states_out ([S, B, T, N, D] in S) is optional.
+// when it lives on chip); the outputs states_out ([S', B, T, N, D] in S) and
+// last_states ([S, B, 1, N, D] in S) are optional.
 template <class T, class S>
 ForwardStepParams<T, S> forward_params(const Problem& problem, const Saved& saved,
                                        const at::Tensor& wx, const at::Tensor& bias,
-                                       const at::Tensor& rh, const at::Tensor& states_out) {
+                                       const at::Tensor& rh, const at::Tensor& states_out,
+                                       const at::Tensor& last_states) {
   ForwardStepParams<T, S> p;
   p.extent = extent_of(saved);
   p.wx = slots<const S>(wx, 1, 0, 2, 3);
@@ -27,7 +29,11 @@ ForwardStepParams<T, S> forward_params(const Problem& problem, const Saved& save
   p.reset = reset_mask_of(saved.reset);
   p.states = slots<T>(saved.states, 0, 1, 2, 3);
   p.cache = slots<T>(saved.cache, 0, 1, 2, 3);
-  if (states_out.defined()) p.states_out = slots<S>(states_out, 2, 1, 0, 3);
+  if (states_out.defined()) {
+    p.states_out = slots<S>(states_out, 2, 1, 0, 3);
+    p.out_states = int(states_out.size(0));
+  }
+  if (last_states.defined()) p.last_states = slots<S>(last_states, kBroadcast, 1, 0, 3);
   p.h_gemm = slots<S>(saved.h_gemm, 0, 1, kBroadcast, 2);
   p.forward_clip = static_cast<T>(problem.forward_clip);
   return p;
@@ -42,7 +48,10 @@ BackwardStepParams<T, S> backward_params(const Problem& problem, const Saved& sa
   p.states = slots<const T>(saved.states, 0, 1, 2, 3);
   p.s0 = slots<const T>(saved.s0, kBroadcast, 0, 1, 2);
   p.reset = reset_mask_of(saved.reset);
-  if (b.d_states.defined()) p.d_states = slots<const S>(b.d_states, 2, 1, 0, 3);
+  if (b.d_states.defined()) {
+    p.d_states = slots<const S>(b.d_states, 2, 1, 0, 3);
+    p.d_states_count = int(b.d_states.size(0));
+  }
   if (b.d_last.defined()) p.d_last = slots<const S>(b.d_last, kBroadcast, 1, 0, 3);
   if (!problem.gradient_recurrent_cut) p.dh_rec = slots<const T>(b.dh_rec, kBroadcast, 2, 1, 0);
   p.dh_rec_slots = int(b.dh_rec.size(1));

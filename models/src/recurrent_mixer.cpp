@@ -113,12 +113,13 @@ flashrnn::Options RecurrentMixer::op_options() const {
   options.cell = cell_;
   options.backend = backend_;
   options.recompute = recompute_;
+  options.output_h_only = true;  // the block reads h; the carried states come from last_states
   return options;
 }
 
 torch::Tensor RecurrentMixer::forward(const torch::Tensor& x) {
   const flashrnn::Result result = flashrnn::flashrnn(gate_inputs(x), r_, b_, std::nullopt, op_options());
-  const torch::Tensor h = result.states_all[0];  // [B, T, N, D]
+  const torch::Tensor h = result.states_all.squeeze(0);  // [B, T, N, D]
   return output(h.flatten(2));
 }
 

@@ -78,6 +78,7 @@ flashrnn::Options SlstmMixer::op_options() const {
   options.cell = flashrnn::Cell::kSlstm;
   options.backend = backend_;
   options.recompute = recompute_;
+  options.output_h_only = true;  // the block reads h; the carried states come from last_states
   return options;
 }
 
@@ -90,9 +91,7 @@ torch::Tensor SlstmMixer::forward(const torch::Tensor& x_in) {
   const torch::Tensor x_conv = conv_ ? conv_(x) : x;
   const flashrnn::Result result =
       flashrnn::flashrnn(gate_inputs(x, x_conv), r_, b_, std::nullopt, op_options());
-  // h alone, copied: a view would keep all four states' outputs alive for
-  // as long as the norm keeps its input for the backward.
-  return output(result.states_all[0].clone());
+  return output(result.states_all.squeeze(0));  // h [B, T, N, D]
 }
 
 StepOutput SlstmMixer::forward_step(const torch::Tensor& x_in, const BlockState& state) {

@@ -84,7 +84,7 @@ ForwardOut flashrnn_forward(const Tensor& wx, const Tensor& r, const Tensor& b,
     const flashrnn::ForwardResult result = flashrnn::forward_on(backend, problem, in);
     const flashrnn::Saved& s = result.saved;
     Tensor states_all = fresh(result.states_all, {&s.states});
-    Tensor last = states_all.narrow(2, wx.size(1) - 1, 1).clone();
+    Tensor last = result.last_states;  // (a tensor of its own on every backend)
     if (!keep_for_backward) {  // nothing kept: empty placeholders of the same dtypes
       const auto none = [&](at::ScalarType t) { return at::empty({0}, wx.options().dtype(t)); };
       const at::ScalarType st = storage_type(backend, wx.scalar_type());

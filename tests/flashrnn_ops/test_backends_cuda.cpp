@@ -17,6 +17,7 @@
 #include "flashrnn/tune/device_query.h"
 #include "fused/tc_selection.h"
 #include "fused/tc_tiling.h"
+#include "option_checks.h"
 #include "reference.h"
 
 namespace flashrnn::testing {
@@ -267,6 +268,36 @@ TEST_P(BackendsCudaTest, RecomputeGivesTheSameGradients) {
     const int64_t states_bytes = int64_t(40) * 21 * cell_layout(cell).states * 3 * 64 * 4;
     EXPECT_LE(held_after_forward[1] + states_bytes, held_after_forward[0]);
   }
+}
+
+// output_h_only on the GPU backends: the same h, last states and gradients,
+// bit for bit, on each path of the tensor-core kernels (a head of one CTA, 32
+// dims; a head split over a cluster, whose saves go through the save tiles,
+// 64 dims, with resets; a wide LSTM or sLSTM head, 288 dims, whose backward is
+// the alternating one), and the other states' outputs not allocated.
+TEST_P(BackendsCudaTest, HOnlyOutputGivesTheSameResultsInLessMemory) {
+  torch::manual_seed(67);
+  const int64_t B = 19, T = 33, N = 2;
+  for (Cell cell : cells::kAllCells)
+    for (int64_t d : {32, 64, 288}) {
+      if (d > 256 && cell_layout(cell).gates % 2 == 1) continue;  // GRU, Elman: no fused kernel that wide
+      const std::string what = std::string(to_string(cell)) + " D=" + std::to_string(d);
+      OpInputs in = random_inputs(cell, B, T, N, d, torch::kBFloat16, true, torch::kCUDA);
+      in.options.backend = GetParam();
+      if (d == 64) in.options.reset_mask = torch::rand({B, T}, torch::kCUDA) < 0.1;
+      expect_h_only_output_changes_nothing(in, what);
+      int64_t held[2];
+      for (bool h_only : {false, true}) {
+        OpInputs c = in;
+        c.options.output_h_only = h_only;
+        c.wx = c.wx.detach().clone().requires_grad_(true);
+        const int64_t before = allocated_bytes();
+        const Result r = c.run();
+        held[h_only] = allocated_bytes() - before;
+      }
+      const int64_t other_states_bytes = (cell_layout(cell).states - 1) * B * T * N * d * 2;
+      EXPECT_GE(held[0] - held[1], other_states_bytes - 512) << what;  // (the allocator rounds to 512 bytes)
+    }
 }
 
 // LSTM and sLSTM heads over 256 dims, whose R does not fit the registers, run

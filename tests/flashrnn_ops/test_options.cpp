@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cells/registry.h"
+#include "option_checks.h"
 #include "reference.h"
 
 namespace flashrnn::testing {
@@ -137,6 +138,17 @@ TEST(Options, RecomputeGivesTheSameOutputsAndGradients) {
     OpInputs in = random_inputs(cell, 3, 9, 2, 4);
     in.options.reset_mask = torch::rand({3, 9}) < 0.2;
     expect_recompute_changes_nothing(in, std::string(to_string(cell)));
+  }
+}
+
+TEST(Options, HOnlyOutputGivesTheSameHLastStatesAndGradients) {
+  torch::manual_seed(36);
+  for (Cell cell : kCells) {
+    OpInputs in = random_inputs(cell, 3, 9, 2, 4);
+    in.options.reset_mask = torch::rand({3, 9}) < 0.2;
+    expect_h_only_output_changes_nothing(in, std::string(to_string(cell)));
+    OpInputs no_initial = random_inputs(cell, 2, 5, 1, 4, torch::kDouble, false);
+    expect_h_only_output_changes_nothing(no_initial, std::string(to_string(cell)) + ", zero initial states");
   }
 }
 

@@ -7,8 +7,9 @@
 //   R  [Gx, N, D, D]      recurrent matrices, R[g, n] is out × in
 //   b  [Gb, N, D]         biases
 //   initial_states [S, B, 1, N, D] or nullopt (zeros)
-//   -> states_all  [S, B, T, N, D]  states after steps 1..T (state 0 is h)
-//      last_states [S, B, 1, N, D]
+//   -> states_all  [S, B, T, N, D]  states after steps 1..T (state 0 is h);
+//                  [1, B, T, N, D]  h alone with options.output_h_only
+//      last_states [S, B, 1, N, D]  every state after step T
 //
 // Gradients flow to Wx, R, b and the initial states through torch autograd.
 #pragma once
@@ -68,10 +69,14 @@ struct Options {
   // sLSTM in bf16, 40 bytes a unit and step less, 8 more for Wx) for one more
   // forward; the gradients are the same.
   bool recompute = false;
+  // states_all holds h alone, [1, B, T, N, D]: for a layer that reads only h
+  // (an LSTM's c, an sLSTM's c, n, m are then neither written per step nor
+  // kept, nor their zero gradients read). last_states still holds every state.
+  bool output_h_only = false;
 };
 
 struct Result {
-  at::Tensor states_all;   // [S, B, T, N, D]
+  at::Tensor states_all;   // [S, B, T, N, D], or [1, B, T, N, D] with output_h_only
   at::Tensor last_states;  // [S, B, 1, N, D]
 };
 

@@ -106,10 +106,10 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const at::Tensor wx = rows_contiguous(in.wx);
   const at::Tensor bias = in.b.to(st).contiguous();
   const at::Tensor rh = at::empty({N, B, G, D}, saved.states.options());
-  at::Tensor states_all = at::empty({saved.states.size(2), B, steps, N, D}, in.wx.options());
+  ForwardResult result = allocate_outputs(problem, in);
 
   ForwardArgs<S> args;
-  args.step = forward_params<float, S>(problem, saved, wx, bias, rh, states_all);
+  args.step = forward_params<float, S>(problem, saved, wx, bias, rh, result.states_all, result.last_states);
   GemmOperands& op = args.operands;  // per head: R heads, h_gemm[t], rh
   op.entries = N;
   op.a = saved.r_heads.data_ptr();
@@ -139,7 +139,8 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
     });
   };
   run_loop(plan_key(device, cell, st, extent, G, false), args, device, enqueue);
-  return {states_all, saved};
+  result.saved = saved;
+  return result;
 }
 
 template <class S>

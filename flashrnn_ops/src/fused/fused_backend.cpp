@@ -120,10 +120,8 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   Saved saved = allocate_forward(problem, in, at::kFloat, st, /*per_step_buffers=*/!inference);
   const at::Tensor wx = rows_aligned(rows_contiguous(in.wx));
   const at::Tensor bias = in.b.to(st).contiguous();
-  at::Tensor states_all = at::empty(
-      {saved.states.size(2), in.wx.size(0), in.wx.size(1), in.wx.size(3), in.wx.size(4)},
-      in.wx.options());
-  auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), states_all);
+  ForwardResult result = allocate_outputs(problem, in);
+  auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), result.states_all, result.last_states);
   if (inference) {  // null buffers select the inference kernels (tc_launch_forward)
     p.states.ptr = nullptr;
     p.cache.ptr = nullptr;
@@ -142,7 +140,8 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
       check(launch_forward<decltype(c), S>(p, r_heads, stream), "forward kernel");
     });
   }
-  return {states_all, saved};
+  result.saved = saved;
+  return result;
 }
 
 template <class S>

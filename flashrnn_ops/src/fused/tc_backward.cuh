@@ -200,7 +200,9 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
   for (int i = 0; i < kGradCopies; ++i) {
     const int c = threadIdx.x + i * kThreads;
     const int r = c / (NS * Dc / 8), s = c / (Dc / 8) % NS, part = c % (Dc / 8);
-    grad_from[i] = p.d_states.ptr ? &p.d_states.at(0, source_row(r), s, n, d0 + 8 * part) : nullptr;
+    // (of the gradient's states only: h alone where the output was)
+    grad_from[i] = p.d_states.ptr && s < p.d_states_count ? &p.d_states.at(0, source_row(r), s, n, d0 + 8 * part)
+                                                          : nullptr;
     grad_to[i] = r * K::kGradPitch + s * Dc + 8 * part;
   }
   const auto fetch = [&](int64_t t) {
@@ -219,7 +221,8 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
       if (p.d_states.ptr) {
         const int64_t grad_step = t * p.d_states.time_stride;
 #pragma unroll
-        for (int i = 0; i < kGradCopies; ++i) async_copy::copy<16>(grads + grad_to[i], grad_from[i] + grad_step);
+        for (int i = 0; i < kGradCopies; ++i)
+          if (grad_from[i]) async_copy::copy<16>(grads + grad_to[i], grad_from[i] + grad_step);
       }
     }
     async_copy::commit();  // one group per step, empty or not
@@ -442,9 +445,10 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
         for (int s = 0; s < NS; ++s) {
           const bool copied = (kRead >> s & 1u) && !initial;  // the stage holds the read slots only
           const float2 prev = copied ? *reinterpret_cast<const float2*>(f + (C + s) * Dc) : make_float2(0.f, 0.f);
-          const float2 ext = p.d_states.ptr ? mma::unpack<S>(*reinterpret_cast<const uint32_t*>(
-                                                  grads + row(r) * K::kGradPitch + s * Dc + d - d0))
-                                            : make_float2(0.f, 0.f);
+          const bool external = p.d_states.ptr && s < p.d_states_count;
+          const float2 ext = external ? mma::unpack<S>(*reinterpret_cast<const uint32_t*>(
+                                            grads + row(r) * K::kGradPitch + s * Dc + d - d0))
+                                      : make_float2(0.f, 0.f);
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             s_prev[e][s] = from_initial ? p.s0.at(0, b, s, n, d + e) : (e ? prev.y : prev.x);

@@ -212,6 +212,9 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
   const auto same = [](int k) { return k; };
   const auto read_slot = [&](int k) { return nth_read_state(kRead, k % kReadSlots); };
   plan(std::integral_constant<int, kOutCopies>{}, out_from, out_to, p.states_out, kOutChunks, Dc / 8, same, same);
+#pragma unroll
+  for (int i = 0; i < kOutCopies; ++i)  // of the output's slots only its states (h alone: the first)
+    if ((threadIdx.x + i * kThreads) / (Dc / 8 * kTcRows) >= p.out_states) out_to[i] = nullptr;
   plan(std::integral_constant<int, kStateCopies>{}, state_from, state_to, p.states, kStateChunks, Dc / 4,
        read_slot, read_slot);
   plan(std::integral_constant<int, kCacheCopies>{}, cache_from, cache_to, p.cache, kCacheChunks, Dc / 4,
@@ -423,7 +426,7 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
               if (kSaves && (Cell::kStatesReadBack >> s & 1u))  // only what the backward reads
                 *reinterpret_cast<float2*>(element_at(states_at[j][rr], p.states, t, s)) =
                     make_float2(state[j][rr][0][s], state[j][rr][1][s]);
-              if (out_at[j][rr] != nullptr)
+              if (out_at[j][rr] != nullptr && s < p.out_states)
                 *reinterpret_cast<uint32_t*>(element_at(out_at[j][rr], p.states_out, t, s)) =
                     mma::pack<S>(state[j][rr][0][s], state[j][rr][1][s]);
             }
@@ -452,6 +455,20 @@ __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     __syncthreads();  // the last step's save tile is written
     store_saves(steps - 1);
   }
+  // Every state after the last step, from the registers that carried them
+  // (the output may hold h alone).
+  if (p.last_states.ptr)
+#pragma unroll
+    for (int j = 0; j < NG; ++j)
+#pragma unroll
+      for (int rr = 0; rr < RW; ++rr) {
+        const int64_t b = b0 + row(owned(rr));
+        if (b < batch)
+#pragma unroll
+          for (int s = 0; s < Cell::kStates; ++s)
+            *reinterpret_cast<uint32_t*>(&p.last_states.at(0, b, s, n, dim(j))) =
+                mma::pack<S>(state[j][rr][0][s], state[j][rr][1][s]);
+      }
 }
 
 }  // namespace flashrnn::fused

@@ -18,7 +18,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const at::Tensor wx = in.wx.to(ct).contiguous();
   const at::Tensor bias = in.b.to(ct).contiguous();
   const at::Tensor rh = at::empty({N, B, G, D}, saved.states.options());
-  const auto p = forward_params<T, T>(problem, saved, wx, bias, rh, at::Tensor());
+  const auto p = forward_params<T, T>(problem, saved, wx, bias, rh, at::Tensor(), at::Tensor());
 
   const at::Tensor r_t = saved.r_heads.transpose(1, 2);  // [N, D, Gx·D]
   at::Tensor rh_rows = rh.view({N, B, G * D});
@@ -26,9 +26,14 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
     at::bmm_out(rh_rows, saved.h_gemm[t].transpose(0, 1), r_t);  // [N, B, D] x [N, D, Gx·D]
     forward_step<T>(problem.cell, p, t, in.wx.device());
   }
-  // [T, B, S, N, D] -> [S, B, T, N, D] in the input dtype.
-  at::Tensor states_all = saved.states.permute({2, 1, 0, 3, 4}).to(saved.wx_type).contiguous();
-  return {states_all, saved};
+  // [T, B, S, N, D] -> [S', B, T, N, D] and, of step T-1, [S, B, 1, N, D]: new
+  // tensors in the input dtype (never views of the states the backward reads).
+  const auto user_layout = [&](const at::Tensor& s) {
+    return s.permute({2, 1, 0, 3, 4}).to(saved.wx_type, /*non_blocking=*/false, /*copy=*/true,
+                                          at::MemoryFormat::Contiguous);
+  };
+  return {user_layout(saved.states.narrow(2, 0, output_states(problem))),
+          user_layout(saved.states.narrow(0, steps - 1, 1)), saved};
 }
 
 template <class T>
