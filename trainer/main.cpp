@@ -3,7 +3,7 @@
 //   flashtrain --config configs/quickstart.toml [--section.key=value ...]
 //   flashtrain --nproc 2 --config ...     (one rank per GPU on this machine)
 //   torchrun --no-python --nproc-per-node=2 flashtrain --config ...
-//   flashtrain {train|eval|sample|export|tasks|tune|prepare|demo} ...   (flashtrain --help)
+//   flashtrain {train|eval|sample|export|tasks|tune|prepare} ...   (flashtrain --help)
 //
 // This file only parses the command line, loads the config and maps errors
 // to exit statuses; the work is in trainer/src (commands.h).
@@ -39,7 +39,6 @@ int run(int argc, char** argv) {
     std::cout << trainer::usage_text(command.help_topic);
     return 0;
   }
-  if (command.subcommand == Subcommand::kDemo) return trainer::run_demo(command.tool_args);
   if (command.subcommand == Subcommand::kPrepare)
     return data::run_prepare_command(command.tool_args, "flashtrain prepare", std::cout, std::cerr);
 

@@ -62,12 +62,6 @@ TEST(CommandLine, ExportAndEvalOptions) {
   EXPECT_EQ(parse({"eval", "--help"}).subcommand, Subcommand::kHelp);
 }
 
-TEST(CommandLine, DemoPassesItsArgumentsThrough) {
-  const CommandLine cl = parse({"demo", "--steps", "10", "--cell", "gru"});
-  EXPECT_EQ(cl.subcommand, Subcommand::kDemo);
-  EXPECT_EQ(cl.tool_args, (std::vector<std::string>{"--steps", "10", "--cell", "gru"}));
-}
-
 TEST(CommandLine, PreparePassesItsArgumentsThroughAndTuneTakesADevice) {
   const CommandLine prepare = parse({"prepare", "--output", "o", "--config", "docs"});
   EXPECT_EQ(prepare.subcommand, Subcommand::kPrepare);
@@ -112,7 +106,7 @@ TEST(CommandLine, EachSubcommandHasItsOwnHelp) {
 
 TEST(CommandLine, UsageNamesEverySubcommand) {
   const std::string text = usage_text();
-  for (const char* name : {"train", "eval", "sample", "export", "tasks", "tune", "prepare", "demo", "--print-config", "--device"})
+  for (const char* name : {"train", "eval", "sample", "export", "tasks", "tune", "prepare", "--print-config", "--device"})
     EXPECT_NE(text.find(name), std::string::npos) << name;
 }
 

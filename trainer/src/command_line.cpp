@@ -37,7 +37,6 @@ const std::vector<SubcommandSpec>& subcommand_specs() {
       {"prepare", S::kPrepare,
        "text documents -> token shards (flashtrain prepare --help; the same as\n"
        "          the flashtrain-prepare tool)"},
-      {"demo", S::kDemo, "the recurrent-op demo: an LSTM learns parity (flashtrain demo --help)"},
       {"help", S::kHelp, "this text; flashtrain SUBCOMMAND --help: that subcommand's"},
   };
   return specs;
@@ -157,11 +156,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     const auto it = subcommands().find(argv[i]);
     if (it == subcommands().end())
       throw UsageError(std::string("unknown subcommand '") + argv[i] +
-                       "'; expected train, eval, sample, export, tasks, tune, prepare or demo");
+                       "'; expected train, eval, sample, export, tasks, tune or prepare");
     cl.subcommand = it->second;
     ++i;
   }
-  if (cl.subcommand == Subcommand::kDemo || cl.subcommand == Subcommand::kPrepare) {
+  if (cl.subcommand == Subcommand::kPrepare) {
     cl.tool_args.assign(argv + i, argv + argc);
     return cl;
   }

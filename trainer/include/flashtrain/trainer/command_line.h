@@ -1,7 +1,6 @@
 // The flashtrain command line:
 //
 //   flashtrain [train|eval|sample|export|tasks|tune] [--config FILE] [options] [--section.key=value ...]
-//   flashtrain demo [demo options]
 //   flashtrain prepare [flashtrain-prepare's options]
 //
 // Parsing only; main.cpp runs the subcommand. Every problem is a UsageError
@@ -16,7 +15,7 @@
 
 namespace flashtrain::trainer {
 
-enum class Subcommand { kTrain, kEval, kSample, kExport, kTasks, kTune, kPrepare, kDemo, kHelp };
+enum class Subcommand { kTrain, kEval, kSample, kExport, kTasks, kTune, kPrepare, kHelp };
 
 class UsageError : public std::runtime_error {
  public:
@@ -45,7 +44,7 @@ struct CommandLine {
   std::uint64_t seed = 0;
   // tune: a device fixture (a100, h100, h200, l4) or cuda[:N] ("": the live GPU).
   std::string device;
-  // demo and prepare: their own arguments, passed through.
+  // prepare: its own arguments, passed through.
   std::vector<std::string> tool_args;
 };
 

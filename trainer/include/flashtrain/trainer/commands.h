@@ -22,7 +22,5 @@ int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command)
 int run_sample(const config::ResolvedConfig& resolved, const CommandLine& command);
 // Writes a checkpoint as safetensors + config.json + tokenizer model.
 int run_export(const config::ResolvedConfig& resolved, const CommandLine& command);
-// The recurrent-op demo (an LSTM learns parity), with its own options.
-int run_demo(const std::vector<std::string>& args);
 
 }  // namespace flashtrain::trainer

@@ -1,21 +1,19 @@
-// `flashtrain demo`: the recurrent op on its own, without configs or files.
-//
-// A one-layer LSTM built on flashrnn::flashrnn learns the parity of bit strings,
+// The recurrent op on its own, as a C++ user of flashrnn_ops calls it: a
+// one-layer LSTM built on flashrnn::flashrnn learns the parity of bit strings,
 // the classic state-tracking task, on short strings and is then asked about
-// strings four times longer than any it saw.
+// strings four times longer than any it saw. About 3 seconds on a CPU.
 //
-//   flashtrain demo [--steps N] [--device cpu|cuda] [--cell lstm|slstm|gru|elman] [--seed S]
+//   build/flashrnn_ops/examples/flashrnn_demo [--steps N] [--device cpu|cuda]
+//                                             [--cell lstm|slstm|gru|elman] [--seed S]
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
 #include "flashrnn/flashrnn.h"
-#include "flashtrain/trainer/command_line.h"
-#include "flashtrain/trainer/commands.h"
 
-namespace flashtrain::trainer {
 namespace {
 
 struct DemoConfig {
@@ -28,12 +26,14 @@ struct DemoConfig {
   uint64_t seed = 0;
 };
 
-constexpr const char* kDemoUsage =
-    "usage: flashtrain demo [--steps N] [--device cpu|cuda] [--cell lstm|slstm|gru|elman] [--seed S]";
+constexpr const char* kUsage =
+    "usage: flashrnn_demo [--steps N] [--device cpu|cuda] [--cell lstm|slstm|gru|elman] [--seed S]";
 
-[[noreturn]] void usage(const std::string& problem) {
-  throw UsageError("demo: " + problem + "\n" + kDemoUsage);
-}
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+[[noreturn]] void usage(const std::string& problem) { throw UsageError(problem); }
 
 DemoConfig parse_args(const std::vector<std::string>& args) {
   DemoConfig c;
@@ -92,21 +92,13 @@ double accuracy(ParityModel& model, int length, const torch::Device& device) {
   return model.forward(bits).argmax(1).eq(label).to(torch::kFloat).mean().item<double>();
 }
 
-}  // namespace
-
-int run_demo(const std::vector<std::string>& args) {
-  for (const std::string& arg : args)
-    if (arg == "--help" || arg == "-h") {
-      std::puts(kDemoUsage);
-      return 0;
-    }
-  const DemoConfig c = parse_args(args);
+void train_and_test(const DemoConfig& c) {
   torch::manual_seed(c.seed);
   const torch::Device device(c.device);
   ParityModel model(flashrnn::parse_cell(c.cell), c.hidden);
   model.to(device);
   torch::optim::Adam optimizer(model.parameters(), torch::optim::AdamOptions(3e-3));
-  std::printf("flashtrain demo: %s (1 head x %d) learns parity on %s, lengths %d..%d\n",
+  std::printf("flashrnn_demo: %s (1 head x %d) learns parity on %s, lengths %d..%d\n",
               c.cell.c_str(), c.hidden, c.device.c_str(), c.min_len, c.max_len);
 
   for (int step = 1; step <= c.steps; ++step) {
@@ -122,7 +114,25 @@ int run_demo(const std::vector<std::string>& args) {
   }
   std::printf("accuracy: length %d (trained) %.3f, length %d (4x longer) %.3f\n", c.max_len,
               accuracy(model, c.max_len, device), c.test_len, accuracy(model, c.test_len, device));
-  return 0;
 }
 
-}  // namespace flashtrain::trainer
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string& arg : args)
+    if (arg == "--help" || arg == "-h") {
+      std::puts(kUsage);
+      return 0;
+    }
+  try {
+    train_and_test(parse_args(args));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "flashrnn_demo: %s\n%s\n", e.what(), kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flashrnn_demo: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
