@@ -186,7 +186,7 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     return;
   }
   EXPECT_EQ(c.backward_smem_bytes, Bw::smem_bytes());
-  EXPECT_EQ(c.backward_static_smem_bytes, Bw::kStaticBytes);
+  EXPECT_EQ(c.backward_static_smem_bytes, fused::kTcBackwardStaticBytes);
   EXPECT_EQ(c.backward_prefetch, Bw::kPrefetch);
   EXPECT_EQ(c.backward_stages, Bw::kStages);
   EXPECT_EQ(c.backward_threads, Bw::kThreads);
@@ -224,7 +224,7 @@ void check_tiling(const DeviceProps& device, const FusedShape& shape, const TcSe
     EXPECT_EQ(Bw::kStages, Bw::bytes_with(4) <= kTcSmemBudget ? 4 : Bw::bytes_with(3) <= kTcSmemBudget ? 3 : 2);
   } else if (runs) {
     const int fit = fused::kTcWideBackwardRRegisters / (2 * ng * Bw::kKTiles);
-    const int64_t room = kTcSmemBudget - Bw::kStaticBytes;
+    const int64_t room = kTcSmemBudget - fused::kTcBackwardStaticBytes;
     const int64_t slices_fit = (room - Bw::bytes_with(2)) / Bw::kSliceBytes;  // beside two stages
     const bool streams = slices_fit < Bw::kSharedSlices;
     const bool one_stage = streams && slices_fit < fused::kTcMinTwoStageRing;
@@ -337,7 +337,8 @@ TEST(TcTiling, TheModelsConstantsAreTheKernels) {
   EXPECT_EQ(value("wide_bw_r_regs"), fused::kTcWideBackwardRRegisters);
   EXPECT_EQ(value("max_ring"), fused::kTcMaxRing);
   EXPECT_EQ(value("min_two_stage_ring"), fused::kTcMinTwoStageRing);
-  EXPECT_EQ(value("bw_static_bytes"), (TcBackward<cells::Lstm, Half16, 768, 16>::kStaticBytes));
+  EXPECT_EQ(value("bw_static_bytes"), fused::kTcBackwardStaticBytes);
+  EXPECT_EQ(value("max_bw_prefetch"), fused::kTcMaxBackwardPrefetch);
   EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size_nonportable);
   const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
   EXPECT_EQ(cluster.min(), 1);

@@ -78,7 +78,7 @@ struct TcConfig {
                                         // head (k_split 2) of an even cluster and cta_dims a multiple of
                                         // 16; its two h tiles [cluster][16][cta_dims + 8], not [16][D + 8]
   int64_t backward_smem_bytes = 0; // its stages and tiles, and a wide head's ring of Rᵀ's slices
-  int64_t backward_static_smem_bytes = 0;  // TcBackward::kStaticBytes: its static shared memory (mbarriers)
+  int64_t backward_static_smem_bytes = 0;  // kTcBackwardStaticBytes: its static shared memory (mbarriers)
                                    // besides; a wide head's slices leave room for it in 227 KiB
   int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead (1 for a wide head,
                                    // 0 where Rᵀ is streamed beside one stage)
