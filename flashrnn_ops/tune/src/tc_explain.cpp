@@ -73,13 +73,6 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
                                      std::to_string(c.backward_ring_slots)
                                : std::string("resident"))
         << ")\n";
-  if (c.k_split == 1)  // the measure is the larger kernel's, the backward's, at D <= 64 (K not split)
-    out << "                    ~" << c.estimated_registers
-        << " estimated (R + the most ptxas allocates besides R for " << to_string(shape.cell)
-        << " at D <= 64)"
-        << (c.may_spill() ? ": expect spills to local memory (R stays in registers)"
-                          : ": no spills expected")
-        << "\n";
   out << "  shared memory     forward " << c.forward_smem_bytes << " B";
   if (c.forward_slice_exchange)  // a slice per source CTA, where its bulk copy lands: more than 16 x (D + 8)
     out << " (h tiles by CTA slice: " << c.cluster << " x 16 rows of " << c.cta_dims << " + 8)";

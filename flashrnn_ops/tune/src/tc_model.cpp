@@ -13,14 +13,14 @@ namespace {
 // The variables config() reads, in the order of index_.
 enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
-  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kFwSliceExchange,
+  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kFwSmem, kFwPrefetch, kFwSliceExchange,
   kBwSmem, kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
   kBwStreams, kBwOneStage, kBwStaticBytes, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
     "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
     "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
-    "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch", "slice_exchange",
+    "r_reg_regs",  "backward",     "working_regs", "fw_smem",  "fw_prefetch", "slice_exchange",
     "bw_smem",     "bw_prefetch",  "bw_stage",    "bw_threads",   "bw_r_regs", "bw_reg_slices",
     "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams", "bw_one_stage",
     "bw_static_bytes"};
@@ -32,14 +32,6 @@ constexpr int64_t kUnlimited = int64_t(1) << 40;
 
 int cell_cache(Cell cell) {
   return with_cell(cell, [](auto c) { return decltype(c)::kCache; });
-}
-
-int tc_measured_other_registers(Cell cell) {
-  // Each cell's kTunerOtherRegisters: cuobjdump --dump-resource-usage of
-  // fused/instances/tc_bf16_d{16,32,64}.cu.o (sm_90a), registers minus R's
-  // G·D·d_groups/8, the larger kernel (LSTM backward 134, sLSTM backward 154,
-  // GRU backward 186, Elman backward 122), rounded up to a multiple of 8.
-  return with_cell(cell, [](auto c) { return decltype(c)::kTunerOtherRegisters; });
 }
 
 TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
@@ -62,7 +54,6 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
       {"smem_per_block", device.smem_per_block_optin},
       {"max_threads", device.max_threads_per_block},
       {"max_cluster", device.max_cluster_size_nonportable},
-      {"measured_other_regs", tc_measured_other_registers(shape.cell)},
   };
   for (const auto& [name, value] : parameters) problem_.set_parameter(name, value);
   for (const char* name : kFieldNames) index_.push_back(problem_.index_of(name));
@@ -124,7 +115,6 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.backward_streams = get(kBwStreams) != 0;
   c.backward_one_stage = get(kBwOneStage) != 0;
   c.working_registers = int(get(kWorkingRegs));
-  c.estimated_registers = int(get(kEstRegs));
   // __launch_bounds__(threads): the compiler keeps threads · registers within a
   // block's registers, allocated in granules of 8 per thread.
   c.register_cap = std::min(regs_per_thread_, regs_per_block_ / c.threads / 8 * 8);

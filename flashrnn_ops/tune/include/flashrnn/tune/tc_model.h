@@ -19,11 +19,6 @@ std::string_view tc_tiling_model_text();
 // The fp32 values the forward saves per unit for the backward (cells/*.h kCache).
 int cell_cache(Cell cell);
 
-// What ptxas allocates besides R's fragments for this cell's kernels (the
-// larger of forward and backward, sm_90a, D = 16…64 where nothing spills,
-// rounded up to 8). An estimate for reports; no constraint uses it.
-int tc_measured_other_registers(Cell cell);
-
 class TcTilingModel {
  public:
   // Parses the model (the built-in one unless `text` is given) and sets its
