@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -19,6 +18,7 @@
 #include "cells/lstm.h"
 #include "cells/slstm.h"
 #include "flashrnn/tune/device_props.h"
+#include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/tc_explain.h"
 #include "flashrnn/tune/tc_model.h"
 #include "flashrnn/tune/tc_select.h"
@@ -323,36 +323,44 @@ TEST(TcTiling, EveryCompiledCaseMatchesTheKernelsConstexprs) {
     }
 }
 
-TEST(TcTiling, TheModelsConstantsAreTheKernels) {
-  const TcTilingModel model(device_fixture("h200"), FusedShape{});
-  const Problem& p = model.problem();
-  auto value = [&](const char* name) { return p.variables()[p.index_of(name)].domain.min(); };
-  EXPECT_EQ(value("rows"), kTcRows);
-  EXPECT_EQ(value("smem_budget"), kTcSmemBudget);
-  EXPECT_EQ(value("max_cta_warps"), fused::kTcMaxCtaWarps);
-  EXPECT_EQ(value("split_cta_warps"), fused::kTcSplitCtaWarps);
-  EXPECT_EQ(value("cluster_cap"), fused::kTcMaxCluster);
-  EXPECT_EQ(value("max_r_regs"), fused::kTcMaxRRegisters);
-  EXPECT_EQ(value("split_r_regs"), fused::kTcSplitRRegisters);
-  EXPECT_EQ(value("wide_bw_r_regs"), fused::kTcWideBackwardRRegisters);
-  EXPECT_EQ(value("max_ring"), fused::kTcMaxRing);
-  EXPECT_EQ(value("min_two_stage_ring"), fused::kTcMinTwoStageRing);
-  EXPECT_EQ(value("bw_static_bytes"), fused::kTcBackwardStaticBytes);
-  EXPECT_EQ(value("max_bw_prefetch"), fused::kTcMaxBackwardPrefetch);
-  EXPECT_EQ(value("max_cluster"), device_fixture("h200").max_cluster_size_nonportable);
-  const Domain& cluster = p.variables()[p.index_of("cluster")].domain;
-  EXPECT_EQ(cluster.min(), 1);
-  EXPECT_EQ(cluster.max(), fused::kTcMaxCluster);
-  // The compiled head dims are kTcHeadDims, no more, no fewer.
-  const Domain& compiled = p.variables()[p.index_of("compiled_head_dim")].domain;
-  std::set<int64_t> model_dims, kernel_dims(std::begin(kTcHeadDims), std::end(kTcHeadDims));
-  for (uint64_t i = 0; i < compiled.size(); ++i) model_dims.insert(compiled.value_at(i));
-  EXPECT_EQ(model_dims, kernel_dims);
-  // Every multiple of 16 up to 1024, every cell, a device with clusters and
-  // one without: the model's cluster is tc_cluster_size(G, D, clusters), with
-  // the limits but the device's clusters lifted (so that no other limit hides a
-  // wrong one) and in the selection; and the device runs exactly the compiled
-  // cases that fit its shared memory.
+// The model text gives no parameter a value: TcTilingModel binds each one
+// (the kernels' constants from tc_tiling.h), and refuses a text whose
+// parameters differ from its bindings.
+TEST(TcTiling, EveryParameterIsBoundAndOnlyThose) {
+  const DeviceProps h200 = device_fixture("h200");
+  const std::string text(tc_tiling_model_text());
+  EXPECT_NO_THROW(TcTilingModel(h200, FusedShape{}, text));
+  auto refused = [&](const std::string& changed, const std::string& says) {
+    SCOPED_TRACE(says);
+    try {
+      TcTilingModel{h200, FusedShape{}, changed};
+      ADD_FAILURE() << "the model took a text whose parameters differ from its bindings";
+    } catch (const ProblemError& e) {
+      EXPECT_TRUE(contains(e.what(), says)) << e.what();
+    }
+  };
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.substr(0, at) + to + text.substr(at + from.size());
+  };
+  // A kernel constant the text declares and the code does not bind.
+  refused(text + "param max_stages  # a constant with no binding\n",
+          "parameter 'max_stages' has no binding in tc_model.cpp");
+  // A constant the code binds and the text does not declare as a parameter.
+  refused(replaced("\nparam max_ring ", "\nvar max_ring in 1..8 "),
+          "tc_model.cpp binds 'max_ring', which tc_tiling.txt does not declare as a parameter");
+  // A number copied into the text.
+  refused(replaced("\nparam max_ring ", "\nparam max_ring = 6 "),
+          "parameter 'max_ring' has a value in the text");
+}
+
+// Every multiple of 16 up to 1024, every cell, a device with clusters and one
+// without: the model's cluster is tc_cluster_size(G, D, clusters), with the
+// limits but the device's clusters lifted (so that no other limit hides a
+// wrong one) and in the selection; and the device runs exactly the compiled
+// cases that fit its shared memory.
+TEST(TcTiling, EveryHeadDimUpTo1024RunsExactlyWhereTheKernelsDo) {
   for (const char* name : {"h200", "a100"}) {
     const DeviceProps device = device_fixture(name);
     for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
