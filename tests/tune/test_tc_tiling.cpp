@@ -55,7 +55,7 @@ bool contains(const std::string& text, const std::string& part) {
 // The model's constraints on the split (tc_select.cpp's is_split_label): one of
 // them is binding where no cluster splits a head.
 bool is_split_label(const std::string& label) {
-  for (const char* l : {"head_warp_dims", "split_warps", "split_even", "head_split", "warp_dims"})
+  for (const char* l : {"cluster_cap_fit", "head_warp_dims", "split_warps", "split_even", "head_split", "warp_dims"})
     if (label == l) return true;
   return false;
 }

@@ -41,8 +41,8 @@ std::string compiled_head_dims() {
 // with bf16/fp16 and a multiple of 16, one of them fails exactly when no
 // cluster splits the head (with clusters: the lifted model's tiling).
 bool is_split_label(const std::string& label) {
-  static const char* const kLabels[] = {"head_warp_dims", "split_warps", "split_even",
-                                        "head_split", "warp_dims"};
+  static const char* const kLabels[] = {"cluster_cap_fit", "head_warp_dims", "split_warps",
+                                        "split_even",      "head_split",     "warp_dims"};
   return std::find(std::begin(kLabels), std::end(kLabels), label) != std::end(kLabels);
 }
 
@@ -74,10 +74,9 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
                         : head_warps <= parameter(real, "split_cta_warps") * parameter(real, "cluster_cap")
                             ? parameter(real, "split_cta_warps")
                             : parameter(real, "wide_cta_warps");
-    const int64_t most_ctas = real.variables()[real.index_of("cluster")].domain.max();
     w << "head dim " << s.head_dim << " has no cluster split: its " << s.head_dim << " / "
       << 8 * groups << " = " << s.head_dim / (8 * groups)
-      << " warps do not divide evenly into at most " << most_ctas << " CTAs of at most " << cap
+      << " warps do not divide evenly into at most " << parameter(real, "cluster_cap") << " CTAs of at most " << cap
       << " warps each";
     if (!d.has_clusters())
       w << " (sm_90's clusters; this device has none, and one CTA takes at most "
