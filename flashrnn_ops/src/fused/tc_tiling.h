@@ -1,5 +1,7 @@
 // How the tensor-core fused kernels (tc_forward.cuh, tc_backward.cuh) tile one
-// head. No CUDA, no torch: the launchers, the backend and the tests share it.
+// head. No CUDA, no torch: the launchers, the backend, the tests and the
+// tuner share it. The tuner's model of this tiling (flashrnn_ops/tune/models/
+// tc_tiling.txt) gets every constant below from here (tune/src/tc_model.cpp).
 //
 // A CTA runs the head dims [d0, d0 + kCtaDims) of one head for 16 batch rows
 // (the MMA's M) through all T steps. A small head is one CTA (d0 = 0); a
@@ -352,7 +354,8 @@ struct TcBackward {
                 "a wide head's backward: a cluster, an even gate count, Rᵀ's shared slices fit two at a time");
 };
 
-// Head dims the tensor-core kernels are compiled for (fused/instances/): every
+// Head dims the tensor-core kernels are compiled for (fused/instances/, from
+// scripts/generate_fused_instances.py; the tuner's head_dim_is_compiled): every
 // multiple of 16 up to 256, and over it those an LSTM or sLSTM head can be
 // split into (at most 16 CTAs, tc_cluster_size; R partly in shared memory).
 // The others over 256 (272, 304, ...) have no even split.
