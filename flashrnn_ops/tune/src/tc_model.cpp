@@ -21,11 +21,10 @@ enum Field {
   kBwStreams, kBwOneStage, kBwStaticBytes, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
-    "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
-    "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
-    "r_reg_regs",  "backward",     "working_regs", "fw_smem",  "fw_prefetch", "slice_exchange",
-    "bw_smem",     "bw_prefetch",  "bw_stage",    "bw_threads",   "bw_r_regs", "bw_reg_slices",
-    "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams", "bw_one_stage",
+    "rows", "cta_warp_cap", "cluster", "cta_dims", "d_groups", "warps", "k_split", "threads", "batch_tiles",
+    "ctas", "r_regs", "r_reg_kt", "r_shared_kt", "r_reg_regs", "backward", "working_regs", "fw_smem",
+    "fw_prefetch", "slice_exchange", "bw_smem", "bw_prefetch", "bw_stage", "bw_threads", "bw_r_regs",
+    "bw_reg_slices", "bw_shared_slices", "bw_slice", "bw_ring", "bw_streams", "bw_one_stage",
     "bw_static_bytes"};
 
 // Far above any device: what a case needs when nothing limits it.
