@@ -13,9 +13,6 @@ struct Elman {
   static constexpr int kCache = 1;   // h_t before any forward clip
   static constexpr unsigned kStatesReadBack = 0;  // states backward() reads (bit s): none: the cache holds h
   static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: the fused backward stores one value to both
-  // The tuner's model of the tensor-core kernels (flashrnn_ops/tune): the registers
-  // of its larger kernel besides R's fragments (measured with cuobjdump).
-  static constexpr int kTunerOtherRegisters = 128;
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

@@ -15,9 +15,6 @@ struct Gru {
   static constexpr int kCache = 4;   // r, z, n, R_n·h + b_hn
   static constexpr unsigned kStatesReadBack = 0b1;  // states backward() reads (bit s): h
   static constexpr bool kDrhIsDwx = false;  // drh of the candidate n is dwx scaled by r
-  // The tuner's model of the tensor-core kernels (flashrnn_ops/tune): the registers
-  // of its larger kernel besides R's fragments (measured with cuobjdump).
-  static constexpr int kTunerOtherRegisters = 192;
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

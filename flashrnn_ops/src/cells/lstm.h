@@ -13,9 +13,6 @@ struct Lstm {
   static constexpr int kCache = 4;   // activated gates i, f, z, o
   static constexpr unsigned kStatesReadBack = 0b10;  // states backward() reads (bit s): c
   static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: the fused backward stores one value to both
-  // The tuner's model of the tensor-core kernels (flashrnn_ops/tune): the registers
-  // of its larger kernel besides R's fragments (measured with cuobjdump).
-  static constexpr int kTunerOtherRegisters = 136;
 
   // wx: input pre-activations, rh: R·h_{t-1}, bias: b (one value per slot).
   template <class T, class M = PreciseMath>

@@ -14,9 +14,6 @@ struct Slstm {
   static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
   static constexpr unsigned kStatesReadBack = 0b0110;  // states backward() reads (bit s): c and n
   static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: the fused backward stores one value to both
-  // The tuner's model of the tensor-core kernels (flashrnn_ops/tune): the registers
-  // of its larger kernel besides R's fragments (measured with cuobjdump).
-  static constexpr int kTunerOtherRegisters = 160;
 
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void forward(const T* wx, const T* rh, const T* bias, const T* s_prev,

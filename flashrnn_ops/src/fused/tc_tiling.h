@@ -1,5 +1,7 @@
 // How the tensor-core fused kernels (tc_forward.cuh, tc_backward.cuh) tile one
-// head. No CUDA, no torch: the launchers, the backend and the tests share it.
+// head. No CUDA, no torch: the launchers, the backend, the tests and the
+// tuner share it. The tuner's model of this tiling (flashrnn_ops/tune/models/
+// tc_tiling.txt) gets every constant below from here (tune/src/tc_model.cpp).
 //
 // A CTA runs the head dims [d0, d0 + kCtaDims) of one head for 16 batch rows
 // (the MMA's M) through all T steps. A small head is one CTA (d0 = 0); a
@@ -53,6 +55,11 @@ constexpr int kTcSplitRRegisters = 96;
 constexpr int kTcWideBackwardRRegisters = 96;
 constexpr int kTcMaxRing = 6;
 constexpr int kTcMinTwoStageRing = 3;
+// The backward fetches at most this many steps ahead (four stages), and its
+// static shared memory (the mbarriers) takes at most this many bytes beside
+// the dynamic (TcBackward).
+constexpr int kTcMaxBackwardPrefetch = 3;
+constexpr int64_t kTcBackwardStaticBytes = 256;
 
 // Warps a whole head takes for its groups of dims: one per 8·G_w head dims
 // (G_w = 2 for an odd gate count).
@@ -312,9 +319,8 @@ struct TcBackward {
   static constexpr int kSharedSlices = kCluster - kRegisterSlices;
   static constexpr int64_t kSliceBytes = int64_t(kKTiles) * kGroups * kStepThreads * 8;
   // The kernel's static shared memory (its mbarriers) counts against the budget too.
-  static constexpr int64_t kStaticBytes = 256;
   static constexpr int64_t slices_fit(int stages) {
-    return kWide ? (kTcSmemBudget - kStaticBytes - bytes_with(stages)) / kSliceBytes : 0;
+    return kWide ? (kTcSmemBudget - kTcBackwardStaticBytes - bytes_with(stages)) / kSliceBytes : 0;
   }
   static constexpr int64_t kSlicesFit = slices_fit(2);
   static constexpr bool kResident = kSlicesFit >= kSharedSlices;
@@ -326,12 +332,13 @@ struct TcBackward {
 
   // Steps fetched ahead: 0 where the head streams through a ring beside one
   // stage (fetched in the step that reads it), 1 for another wide head, else
-  // the most that fit up to 3.
-  static constexpr int kPrefetch = kOneStage                          ? 0
-                                   : kWide                            ? 1
-                                   : bytes_with(4) <= kTcSmemBudget   ? 3
-                                   : bytes_with(3) <= kTcSmemBudget   ? 2
-                                                                      : 1;
+  // the most whose stages fit, up to kTcMaxBackwardPrefetch, and at least 1.
+  static constexpr int deepest_prefetch() {
+    for (int p = kTcMaxBackwardPrefetch; p > 1; --p)
+      if (bytes_with(p + 1) <= kTcSmemBudget) return p;
+    return 1;
+  }
+  static constexpr int kPrefetch = kOneStage ? 0 : kWide ? 1 : deepest_prefetch();
   static constexpr int kStages = kPrefetch + 1;
   static constexpr int64_t delta_offset() { return kStages * stage_bytes(); }
   static constexpr int64_t received_offset() { return delta_offset() + delta_tiles_bytes(); }
@@ -343,11 +350,12 @@ struct TcBackward {
   }
   static_assert(!Tiling::kBackwardCompiled || !kWide ||
                     (kCluster > 1 && kGroups == 1 && kRingSlots >= 2 &&
-                     smem_bytes() + kStaticBytes <= kTcSmemBudget),
+                     smem_bytes() + kTcBackwardStaticBytes <= kTcSmemBudget),
                 "a wide head's backward: a cluster, an even gate count, Rᵀ's shared slices fit two at a time");
 };
 
-// Head dims the tensor-core kernels are compiled for (fused/instances/): every
+// Head dims the tensor-core kernels are compiled for (fused/instances/, from
+// scripts/generate_fused_instances.py; the tuner's head_dim_is_compiled): every
 // multiple of 16 up to 256, and over it those an LSTM or sLSTM head can be
 // split into (at most 16 CTAs, tc_cluster_size; R partly in shared memory).
 // The others over 256 (272, 304, ...) have no even split.

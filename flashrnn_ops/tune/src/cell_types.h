@@ -1,6 +1,6 @@
 // The tuner's cells: an enum value to its definition in flashrnn_ops/src/cells/
-// (gate, state and cache counts, tuning constants), through the one list of
-// cells (flashrnn/cell_list.h).
+// (gate, state and cache counts), through the one list of cells
+// (flashrnn/cell_list.h).
 #pragma once
 
 #include <utility>

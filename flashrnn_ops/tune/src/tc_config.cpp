@@ -18,9 +18,9 @@ std::string describe(const TcConfig& c) {
   if (c.r_shared_ktiles > 0)
     s << " (forward: " << c.r_forward_registers << " in registers, " << c.r_shared_ktiles << " of "
       << c.r_register_ktiles + c.r_shared_ktiles << " k-tiles in shared memory)";
-  s << " (~" << c.estimated_registers << " in all, cap " << c.register_cap
-    << "), shared memory forward " << c.forward_smem_bytes << " B (prefetch " << c.forward_prefetch
-    << (c.forward_slice_exchange ? "; h by CTA slice" : "") << "), ";
+  s << " (cap " << c.register_cap << "), shared memory forward " << c.forward_smem_bytes
+    << " B (prefetch " << c.forward_prefetch << (c.forward_slice_exchange ? "; h by CTA slice" : "")
+    << "), ";
   if (c.backward) {
     s << "backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ", "
       << c.backward_stages << (c.backward_stages == 1 ? " stage" : " stages");

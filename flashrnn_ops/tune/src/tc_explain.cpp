@@ -4,6 +4,7 @@
 #include <string>
 
 #include "flashrnn/tune/tc_select.h"
+#include "fused/tc_tiling.h"
 
 namespace flashrnn::tune {
 
@@ -32,11 +33,14 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
   out << "run\n";
   if (c.cluster > 1)
     out << "  cluster  " << c.cluster << " CTAs per head (thread-block cluster, sm_90), "
-        << c.cta_dims << " head dims each: the fewest of 2 to 16 that split the head's "
-        << shape.head_dim / (8 * c.d_groups_per_warp) << " warps evenly, at most "
-        << c.cta_warp_cap << " per CTA"
-        << (c.cta_warp_cap < 8 ? " (an even gate count on a device with clusters)" : "")
-        << (c.r_shared_ktiles > 0 ? ", with the forward in 227 KiB of shared memory" : "") << "\n";
+        << c.cta_dims << " head dims each: the fewest of 2 to " << fused::kTcMaxCluster
+        << " that split the head's " << shape.head_dim / (8 * c.d_groups_per_warp)
+        << " warps evenly, at most " << c.cta_warp_cap << " per CTA"
+        << (c.cta_warp_cap < fused::kTcMaxCtaWarps ? " (an even gate count on a device with clusters)" : "")
+        << (c.r_shared_ktiles > 0 ? ", with the forward in " + std::to_string(fused::kTcSmemBudget / 1024) +
+                                        " KiB of shared memory"
+                                  : std::string())
+        << "\n";
   out << "  tiling   " << c.threads << " threads = 32 x " << c.warps << " warps"
       << (c.k_split > 1 ? " x " + std::to_string(c.k_split) : std::string()) << "; a warp owns "
       << c.d_groups_per_warp << (c.d_groups_per_warp == 1 ? " group" : " groups")
@@ -44,7 +48,8 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
       << (g == 1 ? " gate, odd" : g % 2 == 0 ? " gates, even" : " gates, odd")
       << "), warps = " << c.cta_dims << " / " << 8 * c.d_groups_per_warp
       << (c.k_split > 1 ? ", and with " + std::to_string(c.k_split) +
-                              " warps per group of dims a share of K each (R over 128 registers)"
+                              " warps per group of dims a share of K each (R over " +
+                              std::to_string(fused::kTcMaxRRegisters) + " registers)"
                         : std::string())
       << "\n"
       << "  grid     " << c.ctas << " CTAs = " << shape.heads << " heads x " << c.batch_tiles
@@ -73,16 +78,9 @@ std::string explain_tc_choice(const DeviceProps& device, const FusedShape& shape
                                      std::to_string(c.backward_ring_slots)
                                : std::string("resident"))
         << ")\n";
-  if (c.k_split == 1)  // the measure is the larger kernel's, the backward's, at D <= 64 (K not split)
-    out << "                    ~" << c.estimated_registers
-        << " estimated (R + the most ptxas allocates besides R for " << to_string(shape.cell)
-        << " at D <= 64)"
-        << (c.may_spill() ? ": expect spills to local memory (R stays in registers)"
-                          : ": no spills expected")
-        << "\n";
   out << "  shared memory     forward " << c.forward_smem_bytes << " B";
   if (c.forward_slice_exchange)  // a slice per source CTA, where its bulk copy lands: more than 16 x (D + 8)
-    out << " (h tiles by CTA slice: " << c.cluster << " x 16 rows of " << c.cta_dims << " + 8)";
+    out << " (h tiles by CTA slice: " << c.cluster << " x " << c.rows << " rows of " << c.cta_dims << " + 8)";
   if (c.backward)
     out << ", backward " << c.backward_smem_bytes << " B (prefetch " << c.backward_prefetch << ": "
         << c.backward_stages << (c.backward_stages == 1 ? " stage of " : " stages of ")

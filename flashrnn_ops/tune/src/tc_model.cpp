@@ -1,11 +1,14 @@
 #include "flashrnn/tune/tc_model.h"
 
 #include <algorithm>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cell_types.h"
 #include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/problem_parser.h"
+#include "fused/tc_tiling.h"
 
 namespace flashrnn::tune {
 namespace {
@@ -13,33 +16,52 @@ namespace {
 // The variables config() reads, in the order of index_.
 enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
-  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kEstRegs, kFwSmem, kFwPrefetch, kFwSliceExchange,
+  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kFwSmem, kFwPrefetch, kFwSliceExchange,
   kBwSmem, kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
   kBwStreams, kBwOneStage, kBwStaticBytes, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
-    "rows",        "cta_warp_cap", "cluster",     "cta_dims",     "d_groups", "warps",       "k_split",
-    "threads",     "batch_tiles",  "ctas",        "r_regs",       "r_reg_kt", "r_shared_kt",
-    "r_reg_regs",  "backward",     "working_regs", "est_regs",    "fw_smem",  "fw_prefetch", "slice_exchange",
-    "bw_smem",     "bw_prefetch",  "bw_stage",    "bw_threads",   "bw_r_regs", "bw_reg_slices",
-    "bw_shared_slices",            "bw_slice",    "bw_ring",      "bw_streams", "bw_one_stage",
+    "rows", "cta_warp_cap", "cluster", "cta_dims", "d_groups", "warps", "k_split", "threads", "batch_tiles",
+    "ctas", "r_regs", "r_reg_kt", "r_shared_kt", "r_reg_regs", "backward", "working_regs", "fw_smem",
+    "fw_prefetch", "slice_exchange", "bw_smem", "bw_prefetch", "bw_stage", "bw_threads", "bw_r_regs",
+    "bw_reg_slices", "bw_shared_slices", "bw_slice", "bw_ring", "bw_streams", "bw_one_stage",
     "bw_static_bytes"};
 
 // Far above any device: what a case needs when nothing limits it.
 constexpr int64_t kUnlimited = int64_t(1) << 40;
 
+struct Binding {
+  const char* name;
+  int64_t value;
+};
+
+// Gives every parameter of the model its value. The text declares each
+// parameter without one and `bindings` are the only values, so a parameter
+// the text declares and no binding names, one the text gives a value, and a
+// binding of a name the text does not declare as a parameter are errors: the
+// text and the code that binds it cannot drift apart.
+void bind(Problem& problem, const std::vector<Binding>& bindings) {
+  for (const Variable& v : problem.variables()) {
+    if (!v.is_parameter) continue;
+    const std::string where = "tc_tiling.txt:" + std::to_string(v.line) + ": parameter '" + v.name + "'";
+    if (!v.domain.empty())
+      throw ProblemError(where + " has a value in the text; tc_model.cpp binds every parameter");
+    if (std::none_of(bindings.begin(), bindings.end(), [&](const Binding& b) { return v.name == b.name; }))
+      throw ProblemError(where + " has no binding in tc_model.cpp");
+  }
+  for (const Binding& b : bindings) {
+    const int i = problem.find(b.name);
+    if (i < 0 || !problem.variables()[i].is_parameter)
+      throw ProblemError(std::string("tc_model.cpp binds '") + b.name +
+                         "', which tc_tiling.txt does not declare as a parameter");
+    problem.set_parameter(b.name, b.value);
+  }
+}
+
 }  // namespace
 
 int cell_cache(Cell cell) {
   return with_cell(cell, [](auto c) { return decltype(c)::kCache; });
-}
-
-int tc_measured_other_registers(Cell cell) {
-  // Each cell's kTunerOtherRegisters: cuobjdump --dump-resource-usage of
-  // fused/instances/tc_bf16_d{16,32,64}.cu.o (sm_90a), registers minus R's
-  // G·D·d_groups/8, the larger kernel (LSTM backward 134, sLSTM backward 154,
-  // GRU backward 186, Elman backward 122), rounded up to a multiple of 8.
-  return with_cell(cell, [](auto c) { return decltype(c)::kTunerOtherRegisters; });
 }
 
 TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
@@ -49,7 +71,8 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
       regs_per_block_(device.regs_per_block) {
   validate(device);
   validate(shape);
-  const std::pair<const char*, int64_t> parameters[] = {
+  bind(problem_, {
+      // The shape.
       {"gates", cell_gates(shape.cell)},
       {"states", cell_states(shape.cell)},
       {"cache", cell_cache(shape.cell)},
@@ -57,16 +80,29 @@ TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
       {"head_dim", shape.head_dim},
       {"batch", shape.batch},
       {"elem_bytes", dtype_bytes(shape.dtype)},
+      // The device.
       {"regs_per_block", device.regs_per_block},
       {"regs_per_thread", device.regs_per_thread},
       {"smem_per_block", device.smem_per_block_optin},
       {"max_threads", device.max_threads_per_block},
       {"max_cluster", device.max_cluster_size_nonportable},
-      {"measured_other_regs", tc_measured_other_registers(shape.cell)},
-  };
-  for (const auto& [name, value] : parameters) problem_.set_parameter(name, value);
+      // The kernels: the constants they are compiled with.
+      {"rows", fused::kTcRows},
+      {"max_cta_warps", fused::kTcMaxCtaWarps},
+      {"split_cta_warps", fused::kTcSplitCtaWarps},
+      {"wide_cta_warps", fused::kTcWideCtaWarps},
+      {"cluster_cap", fused::kTcMaxCluster},
+      {"max_r_regs", fused::kTcMaxRRegisters},
+      {"split_r_regs", fused::kTcSplitRRegisters},
+      {"max_bw_prefetch", fused::kTcMaxBackwardPrefetch},
+      {"wide_bw_r_regs", fused::kTcWideBackwardRRegisters},
+      {"max_ring", fused::kTcMaxRing},
+      {"min_two_stage_ring", fused::kTcMinTwoStageRing},
+      {"smem_budget", fused::kTcSmemBudget},
+      {"bw_static_bytes", fused::kTcBackwardStaticBytes},
+      {"head_dim_is_compiled", fused::tc_head_dim_compiled(shape.head_dim)},
+  });
   for (const char* name : kFieldNames) index_.push_back(problem_.index_of(name));
-  problem_.index_of("compiled_head_dim");
   for (const char* label : device_rule_labels()) {
     const auto& cs = problem_.constraints();
     if (std::none_of(cs.begin(), cs.end(), [&](const Constraint& c) { return c.label == label; }))
@@ -92,9 +128,7 @@ void TcTilingModel::lift_limits(bool keep_device_clusters) {
     if (!keep_device_clusters || std::string_view(name) != "max_cluster")
       problem_.set_parameter(name, kUnlimited);
   regs_per_thread_ = regs_per_block_ = int(std::min<int64_t>(kUnlimited, 1 << 30));
-  const int compiled = problem_.index_of("compiled_head_dim");
-  const int head_dim = problem_.index_of("head_dim");
-  problem_.set_domain(compiled, problem_.variables()[head_dim].domain);
+  problem_.set_parameter("head_dim_is_compiled", 1);
 }
 
 TcConfig TcTilingModel::config(const Assignment& s) const {
@@ -124,7 +158,6 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.backward_streams = get(kBwStreams) != 0;
   c.backward_one_stage = get(kBwOneStage) != 0;
   c.working_registers = int(get(kWorkingRegs));
-  c.estimated_registers = int(get(kEstRegs));
   // __launch_bounds__(threads): the compiler keeps threads · registers within a
   // block's registers, allocated in granules of 8 per thread.
   c.register_cap = std::min(regs_per_thread_, regs_per_block_ / c.threads / 8 * 8);

@@ -4,8 +4,10 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "flashrnn/tune/tc_model.h"
+#include "fused/tc_tiling.h"
 
 namespace flashrnn::tune {
 namespace {
@@ -22,11 +24,16 @@ std::string kib(int64_t bytes) {
   return s.str();
 }
 
-// "16, 32, 48, ..., 256": the values of the model's compiled_head_dim.
-std::string compiled_head_dims(const Problem& real) {
-  const Domain& compiled = real.variables()[real.index_of("compiled_head_dim")].domain;
+// The value of one of the model's parameters.
+int64_t parameter(const Problem& model, const char* name) {
+  return model.variables()[model.index_of(name)].domain.min();
+}
+
+// "16, 32, 48, ..., 768": the head dims the kernels are compiled for.
+std::string compiled_head_dims() {
   std::ostringstream s;
-  for (uint64_t i = 0; i < compiled.size(); ++i) s << (i ? ", " : "") << compiled.value_at(i);
+  const char* separator = "";
+  for (int d : fused::kTcHeadDims) s << std::exchange(separator, ", ") << d;
   return s.str();
 }
 
@@ -34,8 +41,8 @@ std::string compiled_head_dims(const Problem& real) {
 // with bf16/fp16 and a multiple of 16, one of them fails exactly when no
 // cluster splits the head (with clusters: the lifted model's tiling).
 bool is_split_label(const std::string& label) {
-  static const char* const kLabels[] = {"head_warp_dims", "split_warps", "split_even",
-                                        "head_split", "warp_dims"};
+  static const char* const kLabels[] = {"cluster_cap_fit", "head_warp_dims", "split_warps",
+                                        "split_even",      "head_split",     "warp_dims"};
   return std::find(std::begin(kLabels), std::end(kLabels), label) != std::end(kLabels);
 }
 
@@ -52,9 +59,6 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
                   const std::string& fallback) {
   const int g = cell_gates(s.cell), e = dtype_bytes(s.dtype);
   const int groups = g % 2 == 0 ? 1 : 2;  // d_groups: groups of 8 head dims per warp
-  auto parameter = [&](const char* name) {
-    return real.variables()[real.index_of(name)].domain.min();
-  };
   std::ostringstream w;
   if (label == "tensor_core_storage") {
     w << "the tensor-core kernels take bfloat16 and float16 (mma.sync m16n8k16), not "
@@ -66,18 +70,17 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
     // fails so: with a solution there, the binding limit is another. Its cap
     // of a CTA's warps is tc_cta_warp_cap(gates, D, true).
     const int head_warps = s.head_dim / (8 * groups);
-    const int64_t cap = g % 2 != 0 ? parameter("max_cta_warps")
-                        : head_warps <= parameter("split_cta_warps") * parameter("cluster_cap")
-                            ? parameter("split_cta_warps")
-                            : parameter("wide_cta_warps");
-    const int64_t most_ctas = real.variables()[real.index_of("cluster")].domain.max();
+    const int64_t cap = g % 2 != 0 ? parameter(real, "max_cta_warps")
+                        : head_warps <= parameter(real, "split_cta_warps") * parameter(real, "cluster_cap")
+                            ? parameter(real, "split_cta_warps")
+                            : parameter(real, "wide_cta_warps");
     w << "head dim " << s.head_dim << " has no cluster split: its " << s.head_dim << " / "
       << 8 * groups << " = " << s.head_dim / (8 * groups)
-      << " warps do not divide evenly into at most " << most_ctas << " CTAs of at most " << cap
+      << " warps do not divide evenly into at most " << parameter(real, "cluster_cap") << " CTAs of at most " << cap
       << " warps each";
     if (!d.has_clusters())
       w << " (sm_90's clusters; this device has none, and one CTA takes at most "
-        << parameter("max_cta_warps") << " warps)";
+        << parameter(real, "max_cta_warps") << " warps)";
   } else if (label == "cluster_fits" && needs) {
     w << "head dim " << s.head_dim << " needs a thread-block cluster of " << needs->cluster
       << " CTAs (sm_90); ";
@@ -89,11 +92,11 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
     // kRRegisters: the same for every cluster, so it needs no solution.
     w << "R takes " << g * groups * s.head_dim / 8 << " registers per thread (" << g
       << (g == 1 ? " gate · " : " gates · ") << groups << (groups == 1 ? " group · " : " groups · ")
-      << s.head_dim << " / 8) > " << parameter("max_r_regs")
+      << s.head_dim << " / 8) > " << parameter(real, "max_r_regs")
       << " (an odd gate count keeps R in registers)";
   } else if (label == "head_dim_compiled") {
     w << "head dim " << s.head_dim << " is not compiled (the tensor-core kernels have "
-      << compiled_head_dims(real) << ")";
+      << compiled_head_dims() << ")";
   } else if (label == "threads_fit" && needs) {
     w << "threads 32·"
       << (needs->cluster > 1 ? "(D/" + std::to_string(needs->cluster) + ")" : std::string("D"))
@@ -139,20 +142,14 @@ std::string words(const std::string& label, const Problem& real, const DevicePro
 
 // The labels of the constraints `needs_values` (a solution of the model with
 // the limits lifted) breaks on the real device: the model's constraints
-// evaluated with the device's parameters put back.
+// evaluated with the real model's parameters put back.
 std::vector<std::string> broken_labels(const Problem& real, Assignment values) {
   std::vector<std::string> labels;
-  for (const char* name : TcTilingModel::limit_parameters())
-    values[real.index_of(name)] = real.variables()[real.index_of(name)].domain.min();
-  const int compiled = real.index_of("compiled_head_dim");
-  const int64_t head_dim = values[real.index_of("head_dim")];
-  for (size_t i = 0; i < real.constraints().size(); ++i) {
-    const Constraint& c = real.constraints()[i];
+  for (size_t i = 0; i < real.variables().size(); ++i)
+    if (real.variables()[i].is_parameter) values[i] = real.variables()[i].domain.min();
+  for (const Constraint& c : real.constraints()) {
     if (is_device_rule_label(c.label)) continue;  // the lifted device's rule, not a limit
-    const bool ok = c.label == "head_dim_compiled"
-                        ? real.variables()[compiled].domain.contains(head_dim)
-                        : holds(c, values);
-    if (!ok && !c.label.empty()) labels.push_back(c.label);
+    if (!holds(c, values) && !c.label.empty()) labels.push_back(c.label);
   }
   return labels;
 }
@@ -231,11 +228,9 @@ TcSelection select_tc_config(const DeviceProps& device, const FusedShape& shape)
   // caps that need none, where the storage type and the head dim's 16 are right.
   if (!selection.needs && dtype_bytes(shape.dtype) == 2 && shape.head_dim % 16 == 0) {
     const int g = cell_gates(shape.cell), groups = g % 2 == 0 ? 1 : 2;
-    const int64_t max_r_regs = real.variables()[real.index_of("max_r_regs")].domain.min();
-    if (g * groups * shape.head_dim / 8 > max_r_regs && groups == 2)  // an even count splits R
+    if (g * groups * shape.head_dim / 8 > parameter(real, "max_r_regs") && groups == 2)  // an even count splits R
       labels.push_back("r_regs_cap");
-    if (!real.variables()[real.index_of("compiled_head_dim")].domain.contains(shape.head_dim))
-      labels.push_back("head_dim_compiled");
+    if (parameter(real, "head_dim_is_compiled") == 0) labels.push_back("head_dim_compiled");
   }
   for (const std::string& label : labels) {
     const std::string w = words(label, real, device, shape, selection.needs, label);

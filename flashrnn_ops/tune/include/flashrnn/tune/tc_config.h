@@ -33,7 +33,7 @@ struct TcConfig {
   int batch_tiles = 0;         // ceil(batch / rows)
   int64_t ctas = 0;            // heads · batch_tiles · cluster
 
-  // Registers per thread. R's share is exact; the rest is an estimate.
+  // Registers per thread: R's share exactly, the rest as a floor (working_registers).
   int r_registers_per_thread = 0;  // G·D·D·elem_bytes / (4 · threads · cluster) = G·G_w·D/(8·k_split)
                                    // (kRRegisters): R as MMA B fragments, in registers up to 128
   // Over 128 without the split (LSTM, sLSTM over 256 dims: a wide head) K is
@@ -66,8 +66,6 @@ struct TcConfig {
   bool backward_one_stage = false;  // kOneStage: it streams them beside one stage (prefetch 0), two
                                     // stages leaving the ring fewer than 3 slots
   int working_registers = 0;       // the fewest a step needs besides R (accumulators, A fragment, addresses)
-  int estimated_registers = 0;     // R's forward registers + what ptxas allocates besides R for this
-                                   // cell (measured at D <= 64)
   int register_cap = 0;            // what __launch_bounds__(threads) leaves: min(per thread, per block / threads)
 
   // Shared memory per CTA, bytes: exactly TcForward / TcBackward::smem_bytes().
@@ -78,15 +76,12 @@ struct TcConfig {
                                         // head (k_split 2) of an even cluster and cta_dims a multiple of
                                         // 16; its two h tiles [cluster][16][cta_dims + 8], not [16][D + 8]
   int64_t backward_smem_bytes = 0; // its stages and tiles, and a wide head's ring of Rᵀ's slices
-  int64_t backward_static_smem_bytes = 0;  // TcBackward::kStaticBytes: its static shared memory (mbarriers)
+  int64_t backward_static_smem_bytes = 0;  // kTcBackwardStaticBytes: its static shared memory (mbarriers)
                                    // besides; a wide head's slices leave room for it in 227 KiB
   int backward_prefetch = 0;       // TcBackward::kPrefetch: steps loaded ahead (1 for a wide head,
                                    // 0 where Rᵀ is streamed beside one stage)
   int backward_stages = 0;         // kPrefetch + 1 (1 where Rᵀ is streamed beside one stage)
   int64_t backward_stage_bytes = 0;
-
-  // The compiler is expected to spill registers other than R's to local memory.
-  bool may_spill() const { return estimated_registers > register_cap; }
 };
 
 // One line: "128 threads (4 warps x 1 group of 8 head dims), ..., 24 CTAs (...), R 32

@@ -19,24 +19,22 @@ std::string_view tc_tiling_model_text();
 // The fp32 values the forward saves per unit for the backward (cells/*.h kCache).
 int cell_cache(Cell cell);
 
-// What ptxas allocates besides R's fragments for this cell's kernels (the
-// larger of forward and backward, sm_90a, D = 16…64 where nothing spills,
-// rounded up to 8). An estimate for reports; no constraint uses it.
-int tc_measured_other_registers(Cell cell);
-
 class TcTilingModel {
  public:
-  // Parses the model (the built-in one unless `text` is given) and sets its
-  // parameters. Throws ProblemError (ParseError for bad text) when the model
-  // lacks a parameter or variable the tuner uses.
+  // Parses the model (the built-in one unless `text` is given) and binds every
+  // parameter: the shape's, the device's, and the kernels' constants from
+  // fused/tc_tiling.h. Throws ParseError for bad text, and ProblemError where
+  // the text and the bindings differ (a parameter with no binding or with a
+  // value in the text, a binding of a name the text does not declare as a
+  // parameter) or the model lacks a variable or constraint the tuner uses.
   TcTilingModel(const DeviceProps& device, const FusedShape& shape,
                 std::string_view text = tc_tiling_model_text());
 
   const Problem& problem() const { return problem_; }
   // Reads a solution of problem() into a configuration.
   TcConfig config(const Assignment& solution) const;
-  // Lifts the device's limits (limit_parameters()) and the list of compiled
-  // head dims, so that a solution says what the case would need (for
+  // Lifts the device's limits (limit_parameters()) and takes the head dim as
+  // compiled, so that a solution says what the case would need (for
   // explanations): a split head's cluster on a device without clusters (the
   // tiling with clusters: max_cluster lifted means clusters), R's registers
   // above the kernels' cap of 128 (not where R is split between registers and
