@@ -182,8 +182,8 @@ Backend resolve_backend(Backend requested, Cell cell, const Inputs& in) {
     case Backend::kAuto:
       // The tensor-core fused kernels beat alternating wherever they run (H200,
       // B=16, T=1024: 2-14x forward, 1.8-12x forward+backward, docs/kernels.md);
-      // the FMA fused kernels do not, so auto never picks those.
-      if (fused::uses_tensor_cores(cell, in)) return Backend::kFused;
+      // the FMA fused kernels only on the smallest float32 heads (fused_backend.h).
+      if (fused::auto_picks(cell, in)) return Backend::kFused;
       if (alternating_unsupported.empty()) {
         if (in.wx.scalar_type() != at::kFloat) {
           TORCH_WARN_ONCE("flashrnn: backend=auto runs the alternating backend: the fused "

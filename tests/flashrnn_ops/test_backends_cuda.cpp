@@ -13,8 +13,10 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include "backend_choice.h"
 #include "cells/registry.h"
 #include "flashrnn/tune/device_query.h"
+#include "fused/fused_backend.h"
 #include "fused/tc_selection.h"
 #include "fused/tc_tiling.h"
 #include "option_checks.h"
@@ -298,6 +300,22 @@ TEST_P(BackendsCudaTest, HOnlyOutputGivesTheSameResultsInLessMemory) {
       const int64_t other_states_bytes = (cell_layout(cell).states - 1) * B * T * N * d * 2;
       EXPECT_GE(held[0] - held[1], other_states_bytes - 512) << what;  // (the allocator rounds to 512 bytes)
     }
+}
+
+// auto's choice (backend_choice.h): the tensor-core kernels wherever they run,
+// the FMA fused kernels on float32 heads of at most 16 dims, else alternating.
+TEST(BackendChoiceCuda, AutoPicksTheFmaKernelsOnlyForTheSmallestFloat32Heads) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto choice = [](Cell cell, torch::Dtype dtype, int64_t d) {
+    const OpInputs in = random_inputs(cell, 3, 5, 2, d, dtype, false, torch::kCUDA);
+    return resolve_backend(Backend::kAuto, cell, Inputs{in.wx, in.r, in.b, {}, {}});
+  };
+  for (Cell cell : cells::kAllCells) {
+    SCOPED_TRACE(std::string(to_string(cell)));
+    EXPECT_EQ(choice(cell, torch::kFloat, fused::kFmaAutoMaxHeadDim), Backend::kFused);
+    EXPECT_EQ(choice(cell, torch::kFloat, 32), Backend::kAlternating);
+    EXPECT_EQ(choice(cell, torch::kBFloat16, 64), Backend::kFused);  // the tensor-core kernels
+  }
 }
 
 // LSTM and sLSTM heads over 256 dims, whose R does not fit the registers, run

@@ -99,7 +99,7 @@ template <class S>
 ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const c10::Device device = in.wx.device();
   const c10::cuda::CUDAGuard guard(device);
-  const int64_t B = in.wx.size(0), steps = in.wx.size(1), G = in.wx.size(2);
+  const int64_t B = in.wx.size(0), G = in.wx.size(2);
   const int64_t N = in.wx.size(3), D = in.wx.size(4);
   const at::ScalarType st = in.wx.scalar_type();
   Saved saved = allocate_forward(problem, in, at::kFloat, st);

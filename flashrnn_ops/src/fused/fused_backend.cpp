@@ -185,6 +185,12 @@ bool uses_tensor_cores(Cell cell, const Inputs& in) {
          tc_takes(cell, in.wx.device(), in.wx.scalar_type(), in.wx.size(1), in.wx.size(4), false);
 }
 
+bool auto_picks(Cell cell, const Inputs& in) {
+  if (uses_tensor_cores(cell, in)) return true;
+  return in.wx.is_cuda() && in.wx.scalar_type() == at::kFloat && in.wx.size(4) <= kFmaAutoMaxHeadDim &&
+         unsupported_reason(cell, in).empty();
+}
+
 bool runs_backward(Cell cell, const Inputs& in) {
   const at::ScalarType t = in.wx.scalar_type();
   const int64_t steps = in.wx.size(1), d = in.wx.size(4);
