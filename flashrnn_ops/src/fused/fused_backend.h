@@ -22,10 +22,11 @@ std::string unsupported_reason(Cell cell, const Inputs& in);
 bool uses_tensor_cores(Cell cell, const Inputs& in);
 
 // The largest head dim at which `auto` picks the FMA kernels, for float32: the
-// only case they beat the alternating backend (one H200, B=16, T=1024: 48x16
-// heads 1.4-1.5x its forward, 1.8-1.9x forward+backward; from 32 dims on
-// alternating is faster, up to 4x, but for Elman's forward+backward at 32 dims,
-// 1.09x; experiments/results/flashbench/fma_vs_alternating_h200.json).
+// only case they beat the alternating backend (one H200, B=16, T=1024, 48x16
+// heads: 1.4-1.5x its forward, 1.8-1.9x forward+backward). From 32 dims on the
+// alternating backend is faster, up to 4x; the one exception, Elman's
+// forward+backward at 32 dims (FMA 1.09x), is too small to pick them for
+// (experiments/results/fma_vs_alternating_NVIDIA_H200.txt).
 constexpr int64_t kFmaAutoMaxHeadDim = 16;
 
 // Whether `auto` picks this backend: wherever the tensor-core kernels run, and
