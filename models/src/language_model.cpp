@@ -71,16 +71,18 @@ LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(ch
   }
 }
 
-torch::Tensor LanguageModelImpl::logits(const torch::Tensor& hidden) {
-  const torch::Tensor normed = final_norm_ ? final_norm_(hidden) : hidden;
+torch::Tensor LanguageModelImpl::logits(const ResidualStream& hidden) {
+  // The final norm does the last block's pending addition; the sum itself feeds nothing.
+  const torch::Tensor normed =
+      final_norm_ ? final_norm_->add_and_norm(hidden.stream, hidden.pending).normed : hidden.total();
   return head_ ? head_(normed) : torch::linear(normed, embedding_->weight);
 }
 
 torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   check_tokens(tokens, 2, options_.vocab_size, "tokens");
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
-  torch::Tensor h = embed_tokens(embedding_->weight, tokens);
-  for (ResidualBlock& block : blocks_) h = block(h);
+  ResidualStream h{embed_tokens(embedding_->weight, tokens), {}};
+  for (ResidualBlock& block : blocks_) h = block->forward_stream(h);
   return logits(h);
 }
 
@@ -99,7 +101,7 @@ ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
     h = step.y;
     out.state.push_back(std::move(step.state));
   }
-  out.logits = logits(h);
+  out.logits = logits({h, {}});
   return out;
 }
 

@@ -28,6 +28,16 @@ torch::Tensor NormImpl::forward(const torch::Tensor& x) {
   return flashrnn::headwise_norm(x, weight_, /*num_heads=*/1, eps_, compute_dtype(x));
 }
 
+AddedAndNormed NormImpl::add_and_norm(const torch::Tensor& x, const torch::Tensor& delta) {
+  if (kind_ == NormKind::kRmsNorm) {
+    const torch::Tensor sum = delta.defined() ? x + delta : x;
+    return {sum, forward(sum)};
+  }
+  const flashrnn::ResidualNorm r =
+      flashrnn::residual_add_norm(x, delta, weight_, /*num_heads=*/1, eps_, compute_dtype(x));
+  return {r.sum, r.normed};
+}
+
 HeadwiseNormImpl::HeadwiseNormImpl(int64_t num_heads, int64_t head_dim, double eps)
     : num_heads_(num_heads), head_dim_(head_dim), eps_(eps) {
   weight_ = register_parameter("weight", torch::ones({num_heads * head_dim}));
@@ -67,7 +77,7 @@ GatedFeedForwardImpl::GatedFeedForwardImpl(const BlockContext& context,
 
 torch::Tensor GatedFeedForwardImpl::forward(const torch::Tensor& x_in) {
   const torch::Tensor x = x_in.to(compute_dtype(x_in));  // one cast for gate and up
-  return down_(torch::silu(gate_(x)) * up_(x));
+  return down_(flashrnn::silu_mul(gate_(x), up_(x)));
 }
 
 double GatedFeedForwardImpl::forward_flops_per_token() const {

@@ -98,17 +98,25 @@ ResidualBlockImpl::ResidualBlockImpl(BlockKind kind, const BlockContext& context
   }
 }
 
-torch::Tensor ResidualBlockImpl::add_feed_forward(const torch::Tensor& h) {
-  return ffn_ ? h + ffn_(ffn_norm_(h)) : h;
+// h = x + mixed, and with a feed-forward h + ffn(ffn_norm(h)) with that last
+// addition pending (the norm adds x + mixed).
+ResidualStream ResidualBlockImpl::add_feed_forward(const torch::Tensor& x, const torch::Tensor& mixed) {
+  if (!ffn_) return {x, mixed};
+  const AddedAndNormed h = ffn_norm_->add_and_norm(x, mixed);
+  return {h.sum, ffn_(h.normed)};
 }
 
-torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
+torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) { return forward_stream({x, {}}).total(); }
+
+ResidualStream ResidualBlockImpl::forward_stream(const ResidualStream& in) {
+  const torch::Tensor& x = in.stream;
   if (!x.defined() || x.dim() != 3 || x.size(2) != d_model_ || x.size(1) < 1) {
     throw InputError(block_name(kind_) + ": x must be [batch, time >= 1, " +
                      std::to_string(d_model_) + "], got " + shape_of(x));
   }
-  if (plain_) return mixer_->forward(x);
-  return add_feed_forward(x + mixer_->forward(mixer_norm_(x)));
+  if (plain_) return {mixer_->forward(in.total()), {}};
+  const AddedAndNormed stream = mixer_norm_->add_and_norm(x, in.pending);
+  return add_feed_forward(stream.sum, mixer_->forward(stream.normed));
 }
 
 StepOutput ResidualBlockImpl::forward_step(const torch::Tensor& x_t, const BlockState& state) {
@@ -118,7 +126,7 @@ StepOutput ResidualBlockImpl::forward_step(const torch::Tensor& x_t, const Block
   }
   if (plain_) return mixer_->forward_step(x_t, state);
   StepOutput mixed = mixer_->forward_step(mixer_norm_(x_t), state);
-  return {add_feed_forward(x_t + mixed.y), std::move(mixed.state)};
+  return {add_feed_forward(x_t, mixed.y).total(), std::move(mixed.state)};
 }
 
 BlockState ResidualBlockImpl::initial_state(int64_t batch,

@@ -84,6 +84,52 @@ TEST(HeadwiseNorm, BadInputIsNamed) {
   expect_input_error([&] { headwise_norm(x, torch::ones({6}), 2, 1e-5); }, "weight must be [12]");
 }
 
+TEST(ResidualAddNorm, IsTheAdditionThenTheNorm) {
+  torch::manual_seed(9);
+  const torch::Tensor x = torch::randn({2, 3, 12}, f64).requires_grad_(true);
+  const torch::Tensor delta = torch::randn({2, 3, 12}, f64).requires_grad_(true);
+  const torch::Tensor w = torch::randn({12}, f64).requires_grad_(true);
+  const ResidualNorm got = residual_add_norm(x, delta, w, 3, 1e-5);
+  EXPECT_LT(max_abs_diff(got.sum, x + delta), 1e-15);
+  EXPECT_LT(max_abs_diff(got.normed, norm_by_formula(x + delta, w, 3, 1e-5)), 1e-12);
+  const torch::Tensor p_sum = torch::randn_like(x), p_normed = torch::randn_like(x);
+  const auto grads = torch::autograd::grad({(got.sum * p_sum).sum() + (got.normed * p_normed).sum()}, {x, delta, w});
+  const torch::Tensor s = x + delta;
+  const auto want = torch::autograd::grad({(s * p_sum).sum() + (norm_by_formula(s, w, 3, 1e-5) * p_normed).sum()},
+                                          {x, delta, w});
+  for (int i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(grads[i], want[i]), 1e-12) << "gradient " << i;
+  // No delta: the stream is x itself.
+  const ResidualNorm plain = residual_add_norm(x, torch::Tensor(), w, 3, 1e-5);
+  EXPECT_TRUE(plain.sum.is_same(x));
+  EXPECT_LT(max_abs_diff(plain.normed, norm_by_formula(x, w, 3, 1e-5)), 1e-12);
+}
+
+TEST(ResidualAddNorm, BadInputIsNamed) {
+  const torch::Tensor x = torch::randn({2, 12});
+  expect_input_error([&] { residual_add_norm(x, torch::randn({2, 6}), torch::ones({12}), 1, 1e-5); },
+                     "delta must have x's shape [2, 12], got [2, 6]");
+  expect_input_error([&] { residual_add_norm(x, torch::randn({2, 12}), torch::ones({12}), 5, 1e-5); }, "num_heads 5");
+}
+
+TEST(SiluMul, ReferenceIsTheFormulaWithItsGradients) {
+  torch::manual_seed(11);
+  const torch::Tensor g = (torch::randn({3, 4, 6}, f64) * 3).requires_grad_(true);
+  const torch::Tensor u = torch::randn({3, 4, 6}, f64).requires_grad_(true);
+  const torch::Tensor y = silu_mul(g, u);
+  EXPECT_LT(max_abs_diff(y, g / (1 + torch::exp(-g)) * u), 1e-14);
+  const torch::Tensor probe = torch::randn_like(y);
+  const auto got = torch::autograd::grad({(y * probe).sum()}, {g, u});
+  const torch::Tensor s = torch::sigmoid(g);
+  EXPECT_LT(max_abs_diff(got[0], probe * u * s * (1 + g * (1 - s))), 1e-12);
+  EXPECT_LT(max_abs_diff(got[1], probe * g * s), 1e-12);
+}
+
+TEST(SiluMul, BadInputIsNamed) {
+  expect_input_error([] { silu_mul(torch::randn({2, 6}), torch::randn({2, 5})); },
+                     "gate and up must have one shape, got [2, 6] and [2, 5]");
+  expect_input_error([] { silu_mul(torch::randn({2, 6}), torch::randn({2, 6}, f64)); }, "one dtype");
+}
+
 TEST(CausalConvSilu, ReferenceMatchesTheFormulaForEveryKernelSize) {
   torch::manual_seed(3);
   for (const int64_t kernel : {1, 2, 4, 7}) {
@@ -219,6 +265,29 @@ TEST_F(LayerKernels, CausalConvSiluMatchesTheReference) {
   }
 }
 
+TEST_F(LayerKernels, SiluMulMatchesTheReference) {
+  torch::manual_seed(12);
+  // An odd count runs the reference; a large one the grid-stride loop.
+  for (const int64_t n : {int64_t(2), int64_t(3 * 1024), int64_t(7), int64_t(5000000)}) {
+    for (const DtypeCase& c : kDtypes) {
+      const torch::Tensor g = as_seen(torch::randn({n}, f64) * 3, c.dtype), u = as_seen(torch::randn({n}, f64), c.dtype);
+      const torch::Tensor dy = as_seen(torch::randn({n}, f64), c.dtype);
+      const torch::Tensor gr = g.clone().requires_grad_(true), ur = u.clone().requires_grad_(true);
+      const torch::Tensor want = silu_mul_reference(gr, ur);
+      const auto want_grads = torch::autograd::grad({(want * dy).sum()}, {gr, ur});
+      const torch::Tensor gg = g.to(torch::kCUDA, c.dtype).requires_grad_(true);
+      const torch::Tensor ug = u.to(torch::kCUDA, c.dtype).requires_grad_(true);
+      const torch::Tensor got = silu_mul(gg, ug);
+      ASSERT_EQ(got.scalar_type(), c.dtype);
+      const auto got_grads = torch::autograd::grad({(got * dy.to(torch::kCUDA, c.dtype)).sum()}, {gg, ug});
+      const std::string what = "n " + std::to_string(n) + " " + c10::toString(c.dtype);
+      expect_close(got, want, c.tolerance, what + ": y");
+      expect_close(got_grads[0], want_grads[0], c.tolerance, what + ": d_gate");
+      expect_close(got_grads[1], want_grads[1], c.tolerance, what + ": d_up");
+    }
+  }
+}
+
 // A float32 residual stream normalised into bf16 / fp16 (a layer norm: one
 // head): the output in the asked dtype, x's gradient in float32.
 TEST_F(LayerKernels, HeadwiseNormWritesTheAskedDtype) {
@@ -240,6 +309,63 @@ TEST_F(LayerKernels, HeadwiseNormWritesTheAskedDtype) {
     expect_close(got, want, 2e-2, what + ": y");
     expect_close(got_grads[0], want_grads[0], 1e-4, what + ": dx");
     expect_close(got_grads[1] / std::sqrt(198.0), want_grads[1] / std::sqrt(198.0), 1e-4, what + ": dw");
+  }
+}
+
+// The fused addition + norm against `x + delta` then headwise_norm (which
+// runs the norm kernels): the same sums in the same order, so every output
+// and gradient to the bit, for each (stream, output) dtype pair the kernels
+// take; also with the sum's gradient or the output's gradient absent (a
+// model's last norm: its sum feeds nothing).
+TEST_F(LayerKernels, ResidualAddNormIsTheAdditionThenTheNormToTheBit) {
+  torch::manual_seed(10);
+  const std::pair<torch::Dtype, torch::Dtype> kTypes[] = {{torch::kFloat, torch::kFloat},
+                                                         {torch::kBFloat16, torch::kBFloat16},
+                                                         {torch::kHalf, torch::kHalf},
+                                                         {torch::kFloat, torch::kBFloat16},
+                                                         {torch::kFloat, torch::kHalf}};
+  for (const auto& [vectors, heads, d] : {std::tuple<int64_t, int64_t, int64_t>{37, 3, 20}, {300, 12, 64},
+                                          {9, 1, 768}, {3, 1, 520}, {4, 1, 1024}}) {
+    for (const auto& [stream, out] : kTypes) {
+      for (const bool sum_used : {true, false}) {
+        for (const bool normed_used : {true, false}) {
+          if (!sum_used && !normed_used) continue;
+          const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+          const torch::Tensor x = (torch::randn({vectors, heads * d}, cuda) * 2 + 0.5).to(stream).requires_grad_(true);
+          const torch::Tensor delta = torch::randn({vectors, heads * d}, cuda).to(out).requires_grad_(true);
+          const torch::Tensor w = torch::randn({heads * d}, cuda).requires_grad_(true);
+          const torch::Tensor p_sum = torch::randn({vectors, heads * d}, cuda).to(stream);
+          const torch::Tensor p_normed = torch::randn({vectors, heads * d}, cuda).to(out);
+          const auto loss = [&](const torch::Tensor& sum, const torch::Tensor& normed) {
+            torch::Tensor l = torch::zeros({}, cuda);
+            if (sum_used) l = l + (sum * p_sum).sum();
+            if (normed_used) l = l + (normed * p_normed).sum();
+            return l;
+          };
+          const ResidualNorm got = residual_add_norm(x, delta, w, heads, 1e-5, out);
+          const torch::Tensor want_sum = x + delta;
+          const torch::Tensor want_normed = headwise_norm(want_sum, w, heads, 1e-5, out);
+          const std::string what = "vectors " + std::to_string(vectors) + " heads " + std::to_string(heads) + " D " +
+                                   std::to_string(d) + " " + c10::toString(stream) + " -> " + c10::toString(out) +
+                                   (sum_used ? " sum" : "") + (normed_used ? " normed" : "");
+          ASSERT_EQ(got.sum.scalar_type(), stream) << what;
+          ASSERT_EQ(got.normed.scalar_type(), out) << what;
+          EXPECT_TRUE(torch::equal(got.sum, want_sum)) << what;
+          EXPECT_TRUE(torch::equal(got.normed, want_normed)) << what;
+          const auto grads =
+              torch::autograd::grad({loss(got.sum, got.normed)}, {x, delta, w}, {}, false, false, /*allow_unused=*/true);
+          const auto want = torch::autograd::grad({loss(want_sum, want_normed)}, {x, delta, w}, {}, false, false, true);
+          for (int i = 0; i < 2; ++i) {
+            ASSERT_TRUE(grads[i].defined()) << what;
+            EXPECT_TRUE(torch::equal(grads[i], want[i])) << what << ": gradient " << i << " off by "
+                                                        << max_abs_diff(grads[i], want[i]);
+          }
+          if (normed_used) {
+            EXPECT_TRUE(torch::equal(grads[2], want[2])) << what << ": dw";
+          }
+        }
+      }
+    }
   }
 }
 

@@ -24,6 +24,7 @@ TEST(StepProfiler, CategoriesFollowTheNames) {
   EXPECT_EQ(profile_category("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"), "GEMM");
   EXPECT_EQ(profile_category("void flashrnn::layers::headwise_norm_forward_kernel<__nv_bfloat16>"), "norm");
   EXPECT_EQ(profile_category("void flashrnn::layers::causal_conv_silu_backward_kernel<float>"), "convolution");
+  EXPECT_EQ(profile_category("void flashrnn::layers::(anonymous namespace)::silu_mul_backward_kernel<__nv_bfloat16>"), "elementwise");
   EXPECT_EQ(profile_category("void at::native::conv_depthwise2d_forward_kernel_generic<float>"), "convolution");
   EXPECT_EQ(profile_category("pytorch_flash::flash_fwd_kernel"), "attention");
   EXPECT_EQ(profile_category("void at::native::(anonymous)::multi_tensor_apply_kernel<FusedAdamMathFunctor>"),

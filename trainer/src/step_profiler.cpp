@@ -38,10 +38,12 @@ std::string profile_category(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
   // Our kernels live in namespace flashrnn (the scan op in flashrnn::scan,
-  // the sLSTM block's norm and convolution in flashrnn::layers).
+  // the block layers in flashrnn::layers: norms, the convolution and the
+  // SwiGLU product, an elementwise kernel).
   if (contains_any(lower, {"flashrnn::scan", "scan_"})) return "scan op";
   if (contains_any(lower, {"causal_conv", "conv_depthwise", "convolution"})) return "convolution";
   if (contains_any(lower, {"flashrnn::layers"}) && contains_any(lower, {"norm"})) return "norm";
+  if (contains_any(lower, {"flashrnn::layers"}) && contains_any(lower, {"silu_mul"})) return "elementwise";
   if (contains_any(lower, {"flashrnn"})) return "recurrent op";
   if (contains_any(lower, {"flash_fwd", "flash_bwd", "fmha", "attention", "sdpa"})) return "attention";
   // cuBLAS's Hopper GEMMs are named nvjet_*.

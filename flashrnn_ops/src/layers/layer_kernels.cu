@@ -79,8 +79,15 @@ __device__ __forceinline__ NormRow norm_row(const HeadwiseNormShape& s, int grou
   return {thread / group, int(threadIdx.x % group), thread / group < s.rows};
 }
 
-template <class T, class Out, int Pairs>
-__global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const float* __restrict__ weight,
+// A float as it reads back after a store to T (the identity for float).
+template <class T>
+__device__ __forceinline__ float rounded_to(float v) { return static_cast<float>(static_cast<T>(v)); }
+
+// kResidual: the row normalised is x + delta, stored to `sum` (rounded to T,
+// as ATen's add of the two would store it) and normalised as stored.
+template <class T, class Out, int Pairs, bool kResidual>
+__global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const Out* __restrict__ delta,
+                                             T* __restrict__ sum_out, const float* __restrict__ weight,
                                              Out* __restrict__ y, float* __restrict__ mean_out,
                                              float* __restrict__ rstd_out, HeadwiseNormShape s, float eps,
                                              int group) {
@@ -93,7 +100,16 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const floa
   for (int p = 0; p < Pairs; ++p) {
     const int pair = r.lane + p * group;
     v[2 * p] = v[2 * p + 1] = 0.0f;
-    if (r.active && pair < pairs) load_pair(x + base + 2 * pair, v[2 * p], v[2 * p + 1]);
+    if (r.active && pair < pairs) {
+      load_pair(x + base + 2 * pair, v[2 * p], v[2 * p + 1]);
+      if constexpr (kResidual) {
+        float d0, d1;
+        load_pair(delta + base + 2 * pair, d0, d1);
+        v[2 * p] = rounded_to<T>(v[2 * p] + d0);
+        v[2 * p + 1] = rounded_to<T>(v[2 * p + 1] + d1);
+        store_pair(sum_out + base + 2 * pair, v[2 * p], v[2 * p + 1]);
+      }
+    }
     sum += v[2 * p] + v[2 * p + 1];
   }
   const float mean = group_sum(sum, group) / float(s.head_dim);
@@ -118,10 +134,15 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const floa
 }
 
 // dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · weight.
-template <class T, class Out, int Pairs>
+// kResidual: x is the sum x + delta of the forward, dx (rounded to T) is
+// added to the sum's own gradient d_sum (none when null), and the total goes
+// to dx and, in Out, to d_delta: the sums and roundings of autograd's
+// accumulation and AddBackward's cast.
+template <class T, class Out, int Pairs, bool kResidual>
 __global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const Out* __restrict__ dy,
                                                 const float* __restrict__ weight, const float* __restrict__ mean,
-                                                const float* __restrict__ rstd, T* __restrict__ dx,
+                                                const float* __restrict__ rstd, const T* __restrict__ d_sum,
+                                                T* __restrict__ dx, Out* __restrict__ d_delta,
                                                 HeadwiseNormShape s, int group) {
   const NormRow r = norm_row(s, group);
   const int pairs = s.head_dim / 2;
@@ -153,9 +174,23 @@ __global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const O
 #pragma unroll
   for (int p = 0; p < Pairs; ++p) {
     const int pair = r.lane + p * group;
-    if (pair < pairs)
-      store_pair(dx + base + 2 * pair, rs * (g[2 * p] - mean_g - xhat[2 * p] * mean_gx),
-                 rs * (g[2 * p + 1] - mean_g - xhat[2 * p + 1] * mean_gx));
+    if (pair >= pairs) continue;
+    float d0 = rs * (g[2 * p] - mean_g - xhat[2 * p] * mean_gx);
+    float d1 = rs * (g[2 * p + 1] - mean_g - xhat[2 * p + 1] * mean_gx);
+    if constexpr (kResidual) {
+      if (d_sum != nullptr) {
+        float s0, s1;
+        load_pair(d_sum + base + 2 * pair, s0, s1);
+        // __fadd_rn: never contracted with the product above into an FMA,
+        // which would skip the rounding of dx that autograd's sum sees.
+        d0 = __fadd_rn(rounded_to<T>(d0), s0);
+        d1 = __fadd_rn(rounded_to<T>(d1), s1);
+      }
+      d0 = rounded_to<T>(d0);
+      d1 = rounded_to<T>(d1);
+      store_pair(d_delta + base + 2 * pair, d0, d1);
+    }
+    store_pair(dx + base + 2 * pair, d0, d1);
   }
 }
 
@@ -346,6 +381,53 @@ __global__ void __launch_bounds__(kConvThreads) causal_conv_silu_backward_kernel
   out[int64_t(s.kernel) * s.channels + 1] = db1;
 }
 
+// ---- the SiLU-gated product silu(gate) · up, elementwise ----
+// A thread takes pairs of values, kSiluMulPairsPerThread at a time over a
+// grid-stride loop.
+
+constexpr int kSiluMulThreads = 256;
+constexpr int kSiluMulPairsPerThread = 4;
+
+template <class T>
+__global__ void __launch_bounds__(kSiluMulThreads) silu_mul_forward_kernel(const T* __restrict__ gate,
+                                                                           const T* __restrict__ up,
+                                                                           T* __restrict__ y, int64_t pairs) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pairs; i += stride) {
+    float g0, g1, u0, u1;
+    load_pair(gate + 2 * i, g0, g1);
+    load_pair(up + 2 * i, u0, u1);
+    store_pair(y + 2 * i, g0 * sigmoid(g0) * u0, g1 * sigmoid(g1) * u1);
+  }
+}
+
+// d_gate = dy · up · σ(g) · (1 + g · (1 − σ(g))), d_up = dy · silu(g).
+template <class T>
+__global__ void __launch_bounds__(kSiluMulThreads) silu_mul_backward_kernel(
+    const T* __restrict__ gate, const T* __restrict__ up, const T* __restrict__ dy, T* __restrict__ d_gate,
+    T* __restrict__ d_up, int64_t pairs) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pairs; i += stride) {
+    float g[2], u[2], d[2], dg[2], du[2];
+    load_pair(gate + 2 * i, g[0], g[1]);
+    load_pair(up + 2 * i, u[0], u[1]);
+    load_pair(dy + 2 * i, d[0], d[1]);
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const float s = sigmoid(g[k]);
+      dg[k] = d[k] * u[k] * s * (1.0f + g[k] * (1.0f - s));
+      du[k] = d[k] * g[k] * s;
+    }
+    store_pair(d_gate + 2 * i, dg[0], dg[1]);
+    store_pair(d_up + 2 * i, du[0], du[1]);
+  }
+}
+
+unsigned silu_mul_blocks(int64_t pairs) {
+  const int64_t per_block = int64_t(kSiluMulThreads) * kSiluMulPairsPerThread;
+  return unsigned(std::clamp<int64_t>((pairs + per_block - 1) / per_block, 1, int64_t(1) << 20));
+}
+
 // Lanes per row: the smallest power of two that leaves each at most
 // kShortRowPairs pairs, at most a warp (a row of up to kMaxNormHeadDim then
 // leaves a lane up to kLongRowPairs pairs).
@@ -394,22 +476,34 @@ int headwise_norm_weight_chunks(HeadwiseNormShape shape) {
 int causal_conv_param_chunks(CausalConvShape shape) { return int(shape.batch * time_tiles(shape)); }
 
 template <class T, class Out>
-cudaError_t launch_headwise_norm_forward(const T* x, const float* weight, Out* y, float* mean, float* rstd,
-                                         HeadwiseNormShape shape, float eps, cudaStream_t stream) {
+cudaError_t launch_headwise_norm_forward(const T* x, NormResidual<const Out*, T*> residual, const float* weight,
+                                         Out* y, float* mean, float* rstd, HeadwiseNormShape shape, float eps,
+                                         cudaStream_t stream) {
   with_norm_geometry(shape, [&](auto pairs, int group, unsigned blocks) {
-    headwise_norm_forward_kernel<T, Out, decltype(pairs)::value>
-        <<<blocks, kThreads, 0, stream>>>(x, weight, y, mean, rstd, shape, eps, group);
+    constexpr int kPairs = decltype(pairs)::value;
+    if (residual.delta != nullptr)
+      headwise_norm_forward_kernel<T, Out, kPairs, true><<<blocks, kThreads, 0, stream>>>(
+          x, residual.delta, residual.sum, weight, y, mean, rstd, shape, eps, group);
+    else
+      headwise_norm_forward_kernel<T, Out, kPairs, false><<<blocks, kThreads, 0, stream>>>(
+          x, nullptr, nullptr, weight, y, mean, rstd, shape, eps, group);
   });
   return cudaGetLastError();
 }
 
 template <class T, class Out>
 cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float* weight, const float* mean,
-                                          const float* rstd, T* dx, float* d_weight_partial,
-                                          HeadwiseNormShape shape, int chunks, cudaStream_t stream) {
+                                          const float* rstd, NormResidual<Out*, const T*> residual, T* dx,
+                                          float* d_weight_partial, HeadwiseNormShape shape, int chunks,
+                                          cudaStream_t stream) {
   with_norm_geometry(shape, [&](auto pairs, int group, unsigned blocks) {
-    headwise_norm_input_grad_kernel<T, Out, decltype(pairs)::value>
-        <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, dx, shape, group);
+    constexpr int kPairs = decltype(pairs)::value;
+    if (residual.delta != nullptr)
+      headwise_norm_input_grad_kernel<T, Out, kPairs, true><<<blocks, kThreads, 0, stream>>>(
+          x, dy, weight, mean, rstd, residual.sum, dx, residual.delta, shape, group);
+    else
+      headwise_norm_input_grad_kernel<T, Out, kPairs, false><<<blocks, kThreads, 0, stream>>>(
+          x, dy, weight, mean, rstd, nullptr, dx, nullptr, shape, group);
   });
   const int columns = shape.heads * shape.head_dim;
   const dim3 grid((columns + kThreads - 1) / kThreads, chunks);
@@ -433,18 +527,37 @@ cudaError_t launch_causal_conv_silu_backward(const T* x, const T* dy, const floa
   return cudaGetLastError();
 }
 
-#define FLASHRNN_NORM_INSTANTIATE(T, OUT)                                                                      \
-  template cudaError_t launch_headwise_norm_forward<T, OUT>(const T*, const float*, OUT*, float*, float*,      \
-                                                            HeadwiseNormShape, float, cudaStream_t);           \
-  template cudaError_t launch_headwise_norm_backward<T, OUT>(const T*, const OUT*, const float*, const float*, \
-                                                             const float*, T*, float*, HeadwiseNormShape, int,  \
-                                                             cudaStream_t);
+template <class T>
+cudaError_t launch_silu_mul_forward(const T* gate, const T* up, T* y, int64_t pairs, cudaStream_t stream) {
+  silu_mul_forward_kernel<T><<<silu_mul_blocks(pairs), kSiluMulThreads, 0, stream>>>(gate, up, y, pairs);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_silu_mul_backward(const T* gate, const T* up, const T* dy, T* d_gate, T* d_up, int64_t pairs,
+                                     cudaStream_t stream) {
+  silu_mul_backward_kernel<T>
+      <<<silu_mul_blocks(pairs), kSiluMulThreads, 0, stream>>>(gate, up, dy, d_gate, d_up, pairs);
+  return cudaGetLastError();
+}
+
+#define FLASHRNN_NORM_INSTANTIATE(T, OUT)                                                                       \
+  template cudaError_t launch_headwise_norm_forward<T, OUT>(const T*, NormResidual<const OUT*, T*>, const float*, \
+                                                            OUT*, float*, float*, HeadwiseNormShape, float,     \
+                                                            cudaStream_t);                                      \
+  template cudaError_t launch_headwise_norm_backward<T, OUT>(const T*, const OUT*, const float*, const float*,  \
+                                                             const float*, NormResidual<OUT*, const T*>, T*,    \
+                                                             float*, HeadwiseNormShape, int, cudaStream_t);
 
 #define FLASHRNN_CONV_INSTANTIATE(T)                                                                           \
   template cudaError_t launch_causal_conv_silu_forward<T>(const T*, const float*, const float*, T*,             \
                                                           CausalConvShape, cudaStream_t);                       \
   template cudaError_t launch_causal_conv_silu_backward<T>(const T*, const T*, const float*, const float*, T*,  \
                                                            float*, CausalConvShape, int, cudaStream_t);
+
+#define FLASHRNN_SILU_MUL_INSTANTIATE(T)                                                                    \
+  template cudaError_t launch_silu_mul_forward<T>(const T*, const T*, T*, int64_t, cudaStream_t);           \
+  template cudaError_t launch_silu_mul_backward<T>(const T*, const T*, const T*, T*, T*, int64_t, cudaStream_t);
 
 // The norm's output in its input's type, or float32 rows to bf16 / fp16 (a
 // float32 residual stream normalised into autocast's dtype).
@@ -456,5 +569,8 @@ FLASHRNN_NORM_INSTANTIATE(float, __half)
 FLASHRNN_CONV_INSTANTIATE(float)
 FLASHRNN_CONV_INSTANTIATE(__nv_bfloat16)
 FLASHRNN_CONV_INSTANTIATE(__half)
+FLASHRNN_SILU_MUL_INSTANTIATE(float)
+FLASHRNN_SILU_MUL_INSTANTIATE(__nv_bfloat16)
+FLASHRNN_SILU_MUL_INSTANTIATE(__half)
 
 }  // namespace flashrnn::layers

@@ -92,7 +92,7 @@ class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFuncti
         using T = decltype(t);
         using Out = decltype(out);
         check_launch(layers::launch_headwise_norm_forward<T, Out>(
-                         data_as<T>(x), w.const_data_ptr<float>(), mutable_data_as<Out>(y),
+                         data_as<T>(x), {}, w.const_data_ptr<float>(), mutable_data_as<Out>(y),
                          mean.mutable_data_ptr<float>(), rstd.mutable_data_ptr<float>(), shape, float(eps),
                          at::cuda::getCurrentCUDAStream()),
                      "layers", "headwise_norm forward");
@@ -122,13 +122,137 @@ class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFuncti
         using Out = decltype(out);
         check_launch(layers::launch_headwise_norm_backward<T, Out>(
                          data_as<T>(x), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
-                         rstd.const_data_ptr<float>(), mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(),
+                         rstd.const_data_ptr<float>(), {}, mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(),
                          shape, chunks, at::cuda::getCurrentCUDAStream()),
                      "layers", "headwise_norm backward");
       });
     }
     const auto weight_type = static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt());
     return {dx, partial.sum(0).to(weight_type), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// ---- residual addition + headwise norm ----
+
+void check_residual(const at::Tensor& x, const at::Tensor& delta) {
+  if (!delta.defined()) return;
+  if (delta.sizes() != x.sizes())
+    throw InputError("residual_add_norm: delta must have x's shape " + shape_of(x) + ", got " + shape_of(delta));
+  if (delta.device() != x.device()) throw InputError("residual_add_norm: x and delta are on different devices");
+}
+
+class ResidualAddNormFunction : public torch::autograd::Function<ResidualAddNormFunction> {
+ public:
+  // delta has the output's dtype (residual_add_norm checks).
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& delta_in,
+                               const at::Tensor& weight, int64_t num_heads, double eps) {
+    const c10::DeviceGuard guard(x_in.device());
+    const at::Tensor x = pair_aligned(x_in), delta = pair_aligned(delta_in);
+    const at::ScalarType out_type = delta.scalar_type();
+    const at::Tensor w = pair_aligned(weight.to(at::kFloat));
+    const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
+    at::Tensor sum = at::empty_like(x);
+    at::Tensor y = at::empty(x.sizes(), x.options().dtype(out_type));
+    at::Tensor mean = at::empty({shape.rows}, x.options().dtype(at::kFloat));
+    at::Tensor rstd = at::empty({shape.rows}, x.options().dtype(at::kFloat));
+    if (shape.rows > 0) {
+      dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
+        using T = decltype(t);
+        using Out = decltype(out);
+        check_launch(layers::launch_headwise_norm_forward<T, Out>(
+                         data_as<T>(x), {data_as<Out>(delta), mutable_data_as<T>(sum)}, w.const_data_ptr<float>(),
+                         mutable_data_as<Out>(y), mean.mutable_data_ptr<float>(), rstd.mutable_data_ptr<float>(),
+                         shape, float(eps), at::cuda::getCurrentCUDAStream()),
+                     "layers", "residual_add_norm forward");
+      });
+    }
+    ctx->save_for_backward({sum, w, mean, rstd});
+    ctx->saved_data["num_heads"] = num_heads;
+    ctx->saved_data["out_type"] = int64_t(out_type);
+    ctx->saved_data["weight_type"] = int64_t(weight.scalar_type());
+    // An unused sum (the last norm of a model) or output gets no gradient
+    // tensor of zeros: the backward reads undefined as zero.
+    ctx->set_materialize_grads(false);
+    return {sum, y};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &sum = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
+    const c10::DeviceGuard guard(sum.device());
+    const auto out_type = static_cast<at::ScalarType>(ctx->saved_data["out_type"].toInt());
+    const at::Tensor d_sum = grads[0].defined() ? pair_aligned(grads[0].to(sum.scalar_type())) : at::Tensor();
+    if (!grads[1].defined()) {  // the normalised rows reached no loss: the sum's gradient is the total
+      const at::Tensor total = d_sum.defined() ? d_sum : at::zeros_like(sum);
+      return {total, total.to(out_type), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+    const at::Tensor dy = pair_aligned(grads[1].to(out_type));
+    const layers::HeadwiseNormShape shape = headwise_shape(sum, ctx->saved_data["num_heads"].toInt());
+    const int chunks = layers::headwise_norm_weight_chunks(shape);
+    at::Tensor dx = at::empty_like(sum);
+    at::Tensor d_delta = at::empty(sum.sizes(), sum.options().dtype(out_type));
+    at::Tensor partial = at::empty({chunks, shape.heads * shape.head_dim}, sum.options().dtype(at::kFloat));
+    if (shape.rows > 0) {
+      dispatch_norm_types(sum.scalar_type(), out_type, [&](auto t, auto out) {
+        using T = decltype(t);
+        using Out = decltype(out);
+        check_launch(layers::launch_headwise_norm_backward<T, Out>(
+                         data_as<T>(sum), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
+                         rstd.const_data_ptr<float>(),
+                         {mutable_data_as<Out>(d_delta), d_sum.defined() ? data_as<T>(d_sum) : nullptr},
+                         mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(), shape, chunks,
+                         at::cuda::getCurrentCUDAStream()),
+                     "layers", "residual_add_norm backward");
+      });
+    }
+    const auto weight_type = static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt());
+    return {dx, d_delta, partial.sum(0).to(weight_type), at::Tensor(), at::Tensor()};
+  }
+};
+
+// ---- silu(gate) · up ----
+
+void check_silu_mul(const at::Tensor& gate, const at::Tensor& up) {
+  if (!gate.defined() || !up.defined() || gate.sizes() != up.sizes())
+    throw InputError("silu_mul: gate and up must have one shape, got " + shape_of(gate) + " and " + shape_of(up));
+  if (gate.scalar_type() != up.scalar_type() || gate.device() != up.device())
+    throw InputError("silu_mul: gate and up must have one dtype and device");
+}
+
+class SiluMulFunction : public torch::autograd::Function<SiluMulFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate_in, const at::Tensor& up_in) {
+    const c10::DeviceGuard guard(gate_in.device());
+    const at::Tensor gate = pair_aligned(gate_in), up = pair_aligned(up_in);
+    at::Tensor y = at::empty_like(gate);
+    if (gate.numel() > 0) {
+      dispatch_storage(gate.scalar_type(), [&](auto t) {
+        using T = decltype(t);
+        check_launch(layers::launch_silu_mul_forward<T>(data_as<T>(gate), data_as<T>(up), mutable_data_as<T>(y),
+                                                        gate.numel() / 2, at::cuda::getCurrentCUDAStream()),
+                     "layers", "silu_mul forward");
+      });
+    }
+    ctx->save_for_backward({gate, up});
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &gate = saved[0], &up = saved[1];
+    const c10::DeviceGuard guard(gate.device());
+    const at::Tensor dy = pair_aligned(grads[0].to(gate.scalar_type()));
+    at::Tensor d_gate = at::empty_like(gate), d_up = at::empty_like(up);
+    if (gate.numel() > 0) {
+      dispatch_storage(gate.scalar_type(), [&](auto t) {
+        using T = decltype(t);
+        check_launch(layers::launch_silu_mul_backward<T>(data_as<T>(gate), data_as<T>(up), data_as<T>(dy),
+                                                         mutable_data_as<T>(d_gate), mutable_data_as<T>(d_up),
+                                                         gate.numel() / 2, at::cuda::getCurrentCUDAStream()),
+                     "layers", "silu_mul backward");
+      });
+    }
+    return {d_gate, d_up};
   }
 };
 
@@ -239,6 +363,32 @@ at::Tensor headwise_norm(const at::Tensor& x, const at::Tensor& weight, int64_t 
       !layers::headwise_norm_kernels_take(headwise_shape(x, num_heads)))
     return headwise_norm_reference(x, weight, num_heads, eps, out_dtype);
   return HeadwiseNormFunction::apply(x, weight, num_heads, eps, int64_t(out_type));
+}
+
+ResidualNorm residual_add_norm(const at::Tensor& x, const at::Tensor& delta, const at::Tensor& weight,
+                               int64_t num_heads, double eps, std::optional<at::ScalarType> out_dtype) {
+  check_headwise_norm(x, weight, num_heads);
+  check_residual(x, delta);
+  if (!delta.defined()) return {x, headwise_norm(x, weight, num_heads, eps, out_dtype)};
+  const at::ScalarType out_type = out_dtype.value_or(x.scalar_type());
+  if (!on_kernel_device(x) || delta.scalar_type() != out_type || !norm_kernels_take(x.scalar_type(), out_type) ||
+      !layers::headwise_norm_kernels_take(headwise_shape(x, num_heads))) {
+    const at::Tensor sum = x + delta;
+    return {sum, headwise_norm(sum, weight, num_heads, eps, out_dtype)};
+  }
+  const variable_list out = ResidualAddNormFunction::apply(x, delta, weight, num_heads, eps);
+  return {out[0], out[1]};
+}
+
+at::Tensor silu_mul_reference(const at::Tensor& gate, const at::Tensor& up) {
+  check_silu_mul(gate, up);
+  return at::silu(gate) * up;
+}
+
+at::Tensor silu_mul(const at::Tensor& gate, const at::Tensor& up) {
+  check_silu_mul(gate, up);
+  if (!on_kernel_device(gate) || gate.numel() % 2 != 0) return silu_mul_reference(gate, up);
+  return SiluMulFunction::apply(gate, up);
 }
 
 at::Tensor causal_conv_silu_reference(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {

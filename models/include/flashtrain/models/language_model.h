@@ -56,7 +56,7 @@ class LanguageModelImpl : public torch::nn::Module {
   const std::vector<ResidualBlock>& blocks() const { return blocks_; }
 
  private:
-  torch::Tensor logits(const torch::Tensor& hidden);
+  torch::Tensor logits(const ResidualStream& hidden);
 
   LanguageModelOptions options_;
   torch::nn::Embedding embedding_{nullptr};

@@ -8,6 +8,12 @@
 
 namespace flashtrain::models {
 
+// x + delta and its norm (NormImpl::add_and_norm).
+struct AddedAndNormed {
+  torch::Tensor sum;
+  torch::Tensor normed;
+};
+
 // LayerNorm (weight, no bias) or RMSNorm over the last dimension. Parameter:
 // "weight" [dim], init ones. The LayerNorm's output is in the compute dtype
 // (autocast's where it is on: flashrnn::headwise_norm, one kernel on a GPU).
@@ -15,6 +21,11 @@ class NormImpl : public torch::nn::Module {
  public:
   NormImpl(int64_t dim, NormKind kind, double eps);
   torch::Tensor forward(const torch::Tensor& x);
+  // The pre-norm of a residual stream x to which a sublayer's output delta
+  // is still to be added: x + delta and forward(x + delta). The LayerNorm
+  // does both in one pass (flashrnn::residual_add_norm: the same values to
+  // the bit); RMSNorm adds, then normalises. Undefined delta: x and forward(x).
+  AddedAndNormed add_and_norm(const torch::Tensor& x, const torch::Tensor& delta);
   NormKind kind() const { return kind_; }
 
  private:

@@ -2,6 +2,9 @@
 //   h = x + mixer(mixer_norm(x));  y = h + ffn(ffn_norm(h))  (when it has a ffn)
 // or, in a plain model (BlockContext::structure kPlain), the bare mixer of an
 // lstm, gru or elman layer: y = mixer(x), its h over the heads.
+// Each addition is done by the norm after it, in the same pass
+// (NormImpl::add_and_norm): between blocks the stream travels with its last
+// addition pending (ResidualStream), and the model's final norm does the last.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -18,6 +21,14 @@
 
 namespace flashtrain::models {
 
+// A residual stream whose last addition is still to be done: the stream so
+// far and the sublayer output to add to it (undefined: none).
+struct ResidualStream {
+  torch::Tensor stream;
+  torch::Tensor pending;
+  torch::Tensor total() const { return pending.defined() ? stream + pending : stream; }
+};
+
 // The mixer of a block kind (RecurrentMixer, SlstmMixer, LinearScanMixer or
 // AttentionMixer) built from that kind's options; invalid options throw
 // OptionsError naming the block kind and the option.
@@ -32,6 +43,10 @@ class ResidualBlockImpl : public torch::nn::Module {
 
   // x [B, T, d_model] -> [B, T, d_model].
   torch::Tensor forward(const torch::Tensor& x);
+  // The same on a stream [B, T, d_model] with an addition pending; the
+  // output's pending addition is the feed-forward's (or the mixer's) output.
+  // forward(x) is forward_stream({x}).total().
+  ResidualStream forward_stream(const ResidualStream& in);
   // x_t [B, d_model] -> y_t [B, d_model] and the state after this token.
   StepOutput forward_step(const torch::Tensor& x_t, const BlockState& state);
   BlockState initial_state(int64_t batch, const torch::TensorOptions& options) const;
@@ -44,7 +59,7 @@ class ResidualBlockImpl : public torch::nn::Module {
   bool is_plain() const { return plain_; }
 
  private:
-  torch::Tensor add_feed_forward(const torch::Tensor& h);
+  ResidualStream add_feed_forward(const torch::Tensor& x, const torch::Tensor& mixed);
 
   BlockKind kind_;
   NormKind norm_kind_;
