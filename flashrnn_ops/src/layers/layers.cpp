@@ -75,60 +75,96 @@ void dispatch_norm_types(at::ScalarType x_type, at::ScalarType out_type, Fn&& fn
   dispatch_storage(out_type, [&](auto out) { fn(float{}, out); });
 }
 
+// The norm on the kernels, plain (delta undefined) or in its residual form:
+// the forward normalises x (or x + delta, returned as sum) into out_type.
+struct NormForward {
+  at::Tensor sum, y, mean, rstd;
+};
+
+NormForward norm_forward(const at::Tensor& x, const at::Tensor& delta, const at::Tensor& w, int64_t num_heads,
+                         double eps, at::ScalarType out_type) {
+  const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
+  NormForward f;
+  f.sum = delta.defined() ? at::empty_like(x) : x;
+  f.y = at::empty(x.sizes(), x.options().dtype(out_type));
+  f.mean = at::empty({shape.rows}, x.options().dtype(at::kFloat));
+  f.rstd = at::empty({shape.rows}, x.options().dtype(at::kFloat));
+  if (shape.rows == 0) return f;
+  dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
+    using T = decltype(t);
+    using Out = decltype(out);
+    const layers::NormResidual<const Out*, T*> residual =
+        delta.defined() ? layers::NormResidual<const Out*, T*>{data_as<Out>(delta), mutable_data_as<T>(f.sum)}
+                        : layers::NormResidual<const Out*, T*>{};
+    check_launch(layers::launch_headwise_norm_forward<T, Out>(data_as<T>(x), residual, w.const_data_ptr<float>(),
+                                                              mutable_data_as<Out>(f.y), f.mean.mutable_data_ptr<float>(),
+                                                              f.rstd.mutable_data_ptr<float>(), shape, float(eps),
+                                                              at::cuda::getCurrentCUDAStream()),
+                 "layers", "headwise_norm forward");
+  });
+  return f;
+}
+
+// The backward from dy (out_type) and what the forward kept (x: what it
+// normalised). Residual form: d_sum (undefined: none) is added, and the
+// total also goes to d_delta in out_type.
+struct NormBackward {
+  at::Tensor dx, d_delta, d_weight;
+};
+
+NormBackward norm_backward(const at::Tensor& x, const at::Tensor& dy, bool residual, const at::Tensor& d_sum,
+                           const at::Tensor& w, const at::Tensor& mean, const at::Tensor& rstd, int64_t num_heads,
+                           at::ScalarType out_type, at::ScalarType weight_type) {
+  const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
+  const int chunks = layers::headwise_norm_weight_chunks(shape);
+  NormBackward g;
+  g.dx = at::empty_like(x);
+  if (residual) g.d_delta = at::empty(x.sizes(), x.options().dtype(out_type));
+  // Every chunk's sums are written by the kernel: no zero fill.
+  at::Tensor partial = at::empty({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
+  if (shape.rows > 0) {
+    dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
+      using T = decltype(t);
+      using Out = decltype(out);
+      const layers::NormResidual<Out*, const T*> into =
+          residual ? layers::NormResidual<Out*, const T*>{mutable_data_as<Out>(g.d_delta),
+                                                          d_sum.defined() ? data_as<T>(d_sum) : nullptr}
+                   : layers::NormResidual<Out*, const T*>{};
+      check_launch(layers::launch_headwise_norm_backward<T, Out>(
+                       data_as<T>(x), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
+                       rstd.const_data_ptr<float>(), into, mutable_data_as<T>(g.dx), partial.mutable_data_ptr<float>(),
+                       shape, chunks, at::cuda::getCurrentCUDAStream()),
+                   "layers", "headwise_norm backward");
+    });
+  }
+  g.d_weight = partial.sum(0).to(weight_type);
+  return g;
+}
+
 class HeadwiseNormFunction : public torch::autograd::Function<HeadwiseNormFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& weight,
                             int64_t num_heads, double eps, int64_t out_type_code) {
     const c10::DeviceGuard guard(x_in.device());
-    const auto out_type = static_cast<at::ScalarType>(out_type_code);
     const at::Tensor x = pair_aligned(x_in);
     const at::Tensor w = pair_aligned(weight.to(at::kFloat));
-    const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
-    at::Tensor y = at::empty(x.sizes(), x.options().dtype(out_type));
-    at::Tensor mean = at::empty({shape.rows}, x.options().dtype(at::kFloat));
-    at::Tensor rstd = at::empty({shape.rows}, x.options().dtype(at::kFloat));
-    if (shape.rows > 0) {
-      dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
-        using T = decltype(t);
-        using Out = decltype(out);
-        check_launch(layers::launch_headwise_norm_forward<T, Out>(
-                         data_as<T>(x), {}, w.const_data_ptr<float>(), mutable_data_as<Out>(y),
-                         mean.mutable_data_ptr<float>(), rstd.mutable_data_ptr<float>(), shape, float(eps),
-                         at::cuda::getCurrentCUDAStream()),
-                     "layers", "headwise_norm forward");
-      });
-    }
-    ctx->save_for_backward({x, w, mean, rstd});
+    const NormForward f = norm_forward(x, at::Tensor(), w, num_heads, eps, static_cast<at::ScalarType>(out_type_code));
+    ctx->save_for_backward({x, w, f.mean, f.rstd});
     ctx->saved_data["num_heads"] = num_heads;
     ctx->saved_data["out_type"] = out_type_code;
     ctx->saved_data["weight_type"] = int64_t(weight.scalar_type());
-    return y;
+    return f.y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &x = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
-    const c10::DeviceGuard guard(x.device());
+    const c10::DeviceGuard guard(saved[0].device());
     const auto out_type = static_cast<at::ScalarType>(ctx->saved_data["out_type"].toInt());
-    const at::Tensor dy = pair_aligned(grads[0].to(out_type));
-    const layers::HeadwiseNormShape shape = headwise_shape(x, ctx->saved_data["num_heads"].toInt());
-    const int chunks = layers::headwise_norm_weight_chunks(shape);
-    at::Tensor dx = at::empty_like(x);
-    // Every chunk's sums are written by the kernel: no zero fill.
-    at::Tensor partial = at::empty({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
-    if (shape.rows > 0) {
-      dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
-        using T = decltype(t);
-        using Out = decltype(out);
-        check_launch(layers::launch_headwise_norm_backward<T, Out>(
-                         data_as<T>(x), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
-                         rstd.const_data_ptr<float>(), {}, mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(),
-                         shape, chunks, at::cuda::getCurrentCUDAStream()),
-                     "layers", "headwise_norm backward");
-      });
-    }
-    const auto weight_type = static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt());
-    return {dx, partial.sum(0).to(weight_type), at::Tensor(), at::Tensor(), at::Tensor()};
+    const NormBackward g = norm_backward(
+        saved[0], pair_aligned(grads[0].to(out_type)), /*residual=*/false, at::Tensor(), saved[1], saved[2], saved[3],
+        ctx->saved_data["num_heads"].toInt(), out_type,
+        static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt()));
+    return {g.dx, g.d_weight, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -147,38 +183,22 @@ class ResidualAddNormFunction : public torch::autograd::Function<ResidualAddNorm
   static variable_list forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& delta_in,
                                const at::Tensor& weight, int64_t num_heads, double eps) {
     const c10::DeviceGuard guard(x_in.device());
-    const at::Tensor x = pair_aligned(x_in), delta = pair_aligned(delta_in);
-    const at::ScalarType out_type = delta.scalar_type();
+    const at::Tensor delta = pair_aligned(delta_in);
     const at::Tensor w = pair_aligned(weight.to(at::kFloat));
-    const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
-    at::Tensor sum = at::empty_like(x);
-    at::Tensor y = at::empty(x.sizes(), x.options().dtype(out_type));
-    at::Tensor mean = at::empty({shape.rows}, x.options().dtype(at::kFloat));
-    at::Tensor rstd = at::empty({shape.rows}, x.options().dtype(at::kFloat));
-    if (shape.rows > 0) {
-      dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
-        using T = decltype(t);
-        using Out = decltype(out);
-        check_launch(layers::launch_headwise_norm_forward<T, Out>(
-                         data_as<T>(x), {data_as<Out>(delta), mutable_data_as<T>(sum)}, w.const_data_ptr<float>(),
-                         mutable_data_as<Out>(y), mean.mutable_data_ptr<float>(), rstd.mutable_data_ptr<float>(),
-                         shape, float(eps), at::cuda::getCurrentCUDAStream()),
-                     "layers", "residual_add_norm forward");
-      });
-    }
-    ctx->save_for_backward({sum, w, mean, rstd});
+    const NormForward f = norm_forward(pair_aligned(x_in), delta, w, num_heads, eps, delta.scalar_type());
+    ctx->save_for_backward({f.sum, w, f.mean, f.rstd});
     ctx->saved_data["num_heads"] = num_heads;
-    ctx->saved_data["out_type"] = int64_t(out_type);
+    ctx->saved_data["out_type"] = int64_t(delta.scalar_type());
     ctx->saved_data["weight_type"] = int64_t(weight.scalar_type());
     // An unused sum (the last norm of a model) or output gets no gradient
     // tensor of zeros: the backward reads undefined as zero.
     ctx->set_materialize_grads(false);
-    return {sum, y};
+    return {f.sum, f.y};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &sum = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
+    const at::Tensor& sum = saved[0];
     const c10::DeviceGuard guard(sum.device());
     const auto out_type = static_cast<at::ScalarType>(ctx->saved_data["out_type"].toInt());
     const at::Tensor d_sum = grads[0].defined() ? pair_aligned(grads[0].to(sum.scalar_type())) : at::Tensor();
@@ -186,27 +206,11 @@ class ResidualAddNormFunction : public torch::autograd::Function<ResidualAddNorm
       const at::Tensor total = d_sum.defined() ? d_sum : at::zeros_like(sum);
       return {total, total.to(out_type), at::Tensor(), at::Tensor(), at::Tensor()};
     }
-    const at::Tensor dy = pair_aligned(grads[1].to(out_type));
-    const layers::HeadwiseNormShape shape = headwise_shape(sum, ctx->saved_data["num_heads"].toInt());
-    const int chunks = layers::headwise_norm_weight_chunks(shape);
-    at::Tensor dx = at::empty_like(sum);
-    at::Tensor d_delta = at::empty(sum.sizes(), sum.options().dtype(out_type));
-    at::Tensor partial = at::empty({chunks, shape.heads * shape.head_dim}, sum.options().dtype(at::kFloat));
-    if (shape.rows > 0) {
-      dispatch_norm_types(sum.scalar_type(), out_type, [&](auto t, auto out) {
-        using T = decltype(t);
-        using Out = decltype(out);
-        check_launch(layers::launch_headwise_norm_backward<T, Out>(
-                         data_as<T>(sum), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
-                         rstd.const_data_ptr<float>(),
-                         {mutable_data_as<Out>(d_delta), d_sum.defined() ? data_as<T>(d_sum) : nullptr},
-                         mutable_data_as<T>(dx), partial.mutable_data_ptr<float>(), shape, chunks,
-                         at::cuda::getCurrentCUDAStream()),
-                     "layers", "residual_add_norm backward");
-      });
-    }
-    const auto weight_type = static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt());
-    return {dx, d_delta, partial.sum(0).to(weight_type), at::Tensor(), at::Tensor()};
+    const NormBackward g = norm_backward(
+        sum, pair_aligned(grads[1].to(out_type)), /*residual=*/true, d_sum, saved[1], saved[2], saved[3],
+        ctx->saved_data["num_heads"].toInt(), out_type,
+        static_cast<at::ScalarType>(ctx->saved_data["weight_type"].toInt()));
+    return {g.dx, g.d_delta, g.d_weight, at::Tensor(), at::Tensor()};
   }
 };
 
