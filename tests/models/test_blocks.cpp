@@ -93,6 +93,19 @@ TEST_P(BlockTest, ForwardIsShapePreservingAndCausal) {
   EXPECT_LT(max_abs_diff(y_float.to(torch::kDouble), y), 1e-4);
 }
 
+// A stream handed on with an addition pending (what the model passes from
+// block to block, so that each norm does the addition before it) gives the
+// outputs of that addition done first; the output's own last addition is left
+// pending.
+TEST_P(BlockTest, AStreamWithItsAdditionPendingGivesTheAddedStreamsOutputs) {
+  torch::manual_seed(2);
+  ResidualBlock block = make_block();
+  const torch::Tensor x = input(2, 7), pending = input(2, 7);
+  const ResidualStream out = block->forward_stream({x, pending});
+  EXPECT_TRUE(out.pending.defined());
+  EXPECT_EQ(max_abs_diff(out.total(), block(x + pending)), 0.0);
+}
+
 // Stepping one token at a time from initial_state gives the full-sequence
 // outputs; the state has a fixed size (the KV cache grows by one token); batch
 // rows do not mix (stepping row 0 alone gives row 0's outputs).
