@@ -382,8 +382,8 @@ __global__ void __launch_bounds__(kConvThreads) causal_conv_silu_backward_kernel
 }
 
 // ---- the SiLU-gated product silu(gate) · up, elementwise ----
-// A thread takes pairs of values, kSiluMulPairsPerThread at a time over a
-// grid-stride loop.
+// A thread takes one pair of values per iteration of a grid-stride loop; the
+// grid gives each thread about kSiluMulPairsPerThread pairs.
 
 constexpr int kSiluMulThreads = 256;
 constexpr int kSiluMulPairsPerThread = 4;
@@ -451,6 +451,16 @@ void with_norm_geometry(const HeadwiseNormShape& s, Launch&& launch) {
     launch(std::integral_constant<int, kLongRowPairs>{}, group, blocks);
 }
 
+// Calls launch(std::bool_constant<residual>{}): the kernels' residual form
+// (kResidual) as a compile-time flag.
+template <class Launch>
+void with_residual_form(bool residual, Launch&& launch) {
+  if (residual)
+    launch(std::true_type{});
+  else
+    launch(std::false_type{});
+}
+
 // The grid's y dimension takes at most this many blocks.
 constexpr int64_t kMaxGridY = 65535;
 
@@ -480,13 +490,10 @@ cudaError_t launch_headwise_norm_forward(const T* x, NormResidual<const Out*, T*
                                          Out* y, float* mean, float* rstd, HeadwiseNormShape shape, float eps,
                                          cudaStream_t stream) {
   with_norm_geometry(shape, [&](auto pairs, int group, unsigned blocks) {
-    constexpr int kPairs = decltype(pairs)::value;
-    if (residual.delta != nullptr)
-      headwise_norm_forward_kernel<T, Out, kPairs, true><<<blocks, kThreads, 0, stream>>>(
-          x, residual.delta, residual.sum, weight, y, mean, rstd, shape, eps, group);
-    else
-      headwise_norm_forward_kernel<T, Out, kPairs, false><<<blocks, kThreads, 0, stream>>>(
-          x, nullptr, nullptr, weight, y, mean, rstd, shape, eps, group);
+    with_residual_form(residual.delta != nullptr, [&](auto form) {
+      headwise_norm_forward_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>
+          <<<blocks, kThreads, 0, stream>>>(x, residual.delta, residual.sum, weight, y, mean, rstd, shape, eps, group);
+    });
   });
   return cudaGetLastError();
 }
@@ -497,13 +504,10 @@ cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float
                                           float* d_weight_partial, HeadwiseNormShape shape, int chunks,
                                           cudaStream_t stream) {
   with_norm_geometry(shape, [&](auto pairs, int group, unsigned blocks) {
-    constexpr int kPairs = decltype(pairs)::value;
-    if (residual.delta != nullptr)
-      headwise_norm_input_grad_kernel<T, Out, kPairs, true><<<blocks, kThreads, 0, stream>>>(
-          x, dy, weight, mean, rstd, residual.sum, dx, residual.delta, shape, group);
-    else
-      headwise_norm_input_grad_kernel<T, Out, kPairs, false><<<blocks, kThreads, 0, stream>>>(
-          x, dy, weight, mean, rstd, nullptr, dx, nullptr, shape, group);
+    with_residual_form(residual.delta != nullptr, [&](auto form) {
+      headwise_norm_input_grad_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>
+          <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, residual.sum, dx, residual.delta, shape, group);
+    });
   });
   const int columns = shape.heads * shape.head_dim;
   const dim3 grid((columns + kThreads - 1) / kThreads, chunks);
