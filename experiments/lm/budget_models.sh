@@ -6,13 +6,14 @@
 #   slstm_12head  12 blocks                      33.14 M  (its W is block-diagonal per head)
 #   transformer   6 blocks, feed-forward x 1.75  32.74 M
 #   linear_scan   6 blocks, feed-forward x 1.75  32.74 M
-# slstm_12head_recompute is slstm_12head with model.recompute (the op's backward
-# runs its forward again instead of keeping per-step buffers).
+# slstm_12head_recompute is slstm_12head with model.recompute_layers (in that
+# many blocks from the embedding the op's backward runs its forward again
+# instead of keeping per-step buffers).
 declare -A CONFIG=([lstm_12head]=lstm_12head [lstm_1head]=lstm_1head [slstm_12head]=slstm_12head
   [slstm_12head_recompute]=slstm_12head [transformer]=transformer [linear_scan]=lstm_12head)
 declare -A CHANGES=([lstm_12head]="--model.n_layers=6"
   [lstm_1head]="--model.n_layers=4 --model.ffn_factor=1.6666666666666667"
   [slstm_12head]="--model.n_layers=12"
-  [slstm_12head_recompute]="--model.n_layers=12 --model.recompute=true"
+  [slstm_12head_recompute]="--model.n_layers=12 --model.recompute_layers=${RECOMPUTE_LAYERS:-12}"
   [transformer]="--model.n_layers=6 --model.ffn_factor=1.75 --model.ffn_multiple_of=64"
   [linear_scan]="--model.kind=linear_scan --model.n_layers=6 --model.ffn_factor=1.75")

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "cells/cell_math.h"
+#include "cells/saved_states.h"
 
 namespace flashrnn {
 
@@ -19,9 +20,10 @@ struct Slots {
   V* ptr = nullptr;
   int64_t time_stride = 0, batch_stride = 0, slot_stride = 0, head_stride = 0;
   int64_t first_row = 0;  // batch row stored at ptr (a tile's buffer in shared memory)
+  int first_slot = 0;      // slot stored at ptr (a buffer that keeps some slots only)
 
   FLASHRNN_HD V& at(int64_t t, int64_t b, int k, int64_t n, int64_t d) const {
-    return ptr[t * time_stride + (b - first_row) * batch_stride + k * slot_stride +
+    return ptr[t * time_stride + (b - first_row) * batch_stride + (k - first_slot) * slot_stride +
                n * head_stride + d];
   }
 };
@@ -50,7 +52,10 @@ struct ForwardStepParams {
   Slots<const S> bias;   // [Gb, N, D]       (time and batch strides 0)
   Slots<const T> s0;     // [B, S, N, D]     initial states (time_stride 0)
   ResetMask reset;
-  Slots<T> states;       // [T, B, S, N, D]  states after each step, compute type
+  Slots<T> running;      // [B, S, N, D]     the states after the step before (time_stride 0):
+                         // read, then overwritten (the tensor-core kernels keep them on chip)
+  Slots<T> states;       // [T, B, R, N, D]  after each step, the R states the backward reads
+                         // (cells/saved_states.h; first_slot the run's first)
   Slots<T> cache;        // [T, B, C, N, D]  what the cell's backward needs
   Slots<S> states_out;   // optional: the user's [S', B, T, N, D] output, its first
   int out_states = 0;    // S' states (h alone: 1; every state: S)
@@ -64,7 +69,7 @@ struct ForwardStepParams {
 template <class T, class S>
 struct BackwardStepParams {
   Extent extent;
-  Slots<const T> cache, states, s0;  // as the forward wrote them
+  Slots<const T> cache, states, s0;  // as the forward wrote them (states: the R read back)
   ResetMask reset;
   Slots<const S> d_states;  // optional: external gradient of states_all [S', B, T, N, D],
   int d_states_count = 0;   // its first S' states (h alone: 1)
@@ -109,12 +114,15 @@ FLASHRNN_HD void forward_step_element(const ForwardStepParams<T, S>& p, int64_t 
   for (int k = 0; k < Cell::kBiases; ++k) bias[k] = load<T>(p.bias.at(0, 0, k, i.n, i.d));
   const bool from_initial = t == 0 || p.reset.at(i.b, t);
   for (int s = 0; s < Cell::kStates; ++s)
-    s_prev[s] = from_initial ? p.s0.at(0, i.b, s, i.n, i.d) : p.states.at(t - 1, i.b, s, i.n, i.d);
+    s_prev[s] = from_initial ? p.s0.at(0, i.b, s, i.n, i.d) : p.running.at(0, i.b, s, i.n, i.d);
 
   Cell::forward(wx, rh, bias, s_prev, s_next, cache);
   if (p.forward_clip > T(0)) s_next[0] = cells::clamp_(s_next[0], -p.forward_clip, p.forward_clip);
 
-  for (int s = 0; s < Cell::kStates; ++s) p.states.at(t, i.b, s, i.n, i.d) = s_next[s];
+  for (int s = 0; s < Cell::kStates; ++s) {
+    p.running.at(0, i.b, s, i.n, i.d) = s_next[s];
+    if (cells::reads_state_back<Cell>(s)) p.states.at(t, i.b, s, i.n, i.d) = s_next[s];
+  }
   for (int c = 0; c < Cell::kCache; ++c) p.cache.at(t, i.b, c, i.n, i.d) = cache[c];
   if (p.states_out.ptr)
     for (int s = 0; s < Cell::kStates; ++s)  // (a constant bound: s_next stays in registers)
@@ -168,10 +176,11 @@ FLASHRNN_HD void backward_step_element(const BackwardStepParams<T, S>& p, int64_
   if (p.d_last.ptr && t + 1 == p.extent.steps)
     for (int s = 0; s < Cell::kStates; ++s) ds[s] += load<T>(p.d_last.at(0, i.b, s, i.n, i.d));
 
-  T cache[Cell::kCache], s_prev[Cell::kStates], s_next[Cell::kStates];
+  T cache[Cell::kCache], s_prev[Cell::kStates] = {}, s_next[Cell::kStates] = {};
   const bool from_initial = t == 0 || p.reset.at(i.b, t);
   for (int c = 0; c < Cell::kCache; ++c) cache[c] = p.cache.at(t, i.b, c, i.n, i.d);
-  for (int s = 0; s < Cell::kStates; ++s) {
+  for (int s = 0; s < Cell::kStates; ++s) {  // the others were not kept, and backward() does not read them
+    if (!cells::reads_state_back<Cell>(s)) continue;
     s_prev[s] = from_initial ? p.s0.at(0, i.b, s, i.n, i.d) : p.states.at(t - 1, i.b, s, i.n, i.d);
     s_next[s] = p.states.at(t, i.b, s, i.n, i.d);
   }

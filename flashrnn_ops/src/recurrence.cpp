@@ -3,11 +3,20 @@
 #include <ATen/ATen.h>
 
 #include "cells/registry.h"
+#include "cells/saved_states.h"
 
 namespace flashrnn {
 
 int cache_slots(Cell cell) {
   return cells::dispatch_cell(cell, [](auto c) { return decltype(c)::kCache; });
+}
+
+SavedStates saved_states(Cell cell) {
+  return cells::dispatch_cell(cell, [](auto c) {
+    constexpr unsigned read = decltype(c)::kStatesReadBack;
+    static_assert(cells::is_one_run(read), "the states a backward reads must be consecutive slots");
+    return SavedStates{cells::first_read_state(read), cells::read_state_count(read)};
+  });
 }
 
 int output_states(const Problem& problem) {
@@ -66,7 +75,7 @@ Saved allocate_forward(const Problem& problem, const Inputs& in, at::ScalarType 
     // tensor still has a contiguous last dimension (what slots() views).
     return per_step_buffers ? at::empty(shape, o) : at::empty({shape.back()}, o).expand(shape);
   };
-  saved.states = buffer({steps, B, num_states, N, D}, c);
+  saved.states = buffer({steps, B, saved_states(problem.cell).count, N, D}, c);
   saved.cache = buffer({steps, B, cache_slots(problem.cell), N, D}, c);
   saved.h_gemm = buffer({steps, B, N, D}, in.wx.options().dtype(storage));
   return saved;

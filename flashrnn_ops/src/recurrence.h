@@ -5,7 +5,8 @@
 // compute type for the vanilla backend):
 //   r_heads [N, Gx·D, D] S    R per head; row (g, i) of head n is R[g, n, i, :]
 //   s0      [B, S, N, D] T    initial states
-//   states  [T, B, S, N, D] T states after each step
+//   states  [T, B, R, N, D] T after each step, the R states the backward reads
+//                             (SavedStates: slots first … first+R-1 of S)
 //   cache   [T, B, C, N, D] T what each cell's backward needs
 //   h_gemm  [T, B, N, D] S    the h each step multiplies with R (s0's h after a reset)
 //   rh      [N, B, Gx, D] T   R·h of one step
@@ -64,6 +65,13 @@ struct OutputGradients {
 
 int cache_slots(Cell cell);
 
+// The run of state slots a forward keeps per step for the backward (the
+// slots of Cell::kStatesReadBack, cells/saved_states.h).
+struct SavedStates {
+  int first = 0, count = 0;
+};
+SavedStates saved_states(Cell cell);
+
 // Float inputs of every width compute in float32; float64 stays float64.
 at::ScalarType compute_type(at::ScalarType input);
 
@@ -82,7 +90,7 @@ at::Tensor rows_contiguous(const at::Tensor& t);
 // of ForwardResult (saved left empty).
 ForwardResult allocate_outputs(const Problem& problem, const Inputs& in);
 
-// Allocates what a forward writes and keeps: states and cache in `compute`,
+// Allocates what a forward writes and keeps: states (SavedStates) and cache in `compute`,
 // R heads and h_gemm in `storage` (the backends' T and S). With
 // `per_step_buffers` false, states, cache and h_gemm get their shapes but no
 // memory (a backend that keeps the state on chip and will run no backward).

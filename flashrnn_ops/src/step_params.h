@@ -12,14 +12,23 @@ inline Extent extent_of(const Saved& saved) {  // states [T, B, S, N, D]
   return {s.size(0), s.size(1), s.size(3), s.size(4)};
 }
 
+// The saved states' slots: the run the cell's backward reads (SavedStates).
+template <class V>
+Slots<V> saved_states_slots(const Problem& problem, const Saved& saved) {
+  Slots<V> s = slots<V>(saved.states, 0, 1, 2, 3);
+  s.first_slot = saved_states(problem.cell).first;
+  return s;
+}
+
 // wx [B, T, Gx, N, D] and bias [Gb, N, D] in S; rh [N, B, Gx, D] in T (undefined
-// when it lives on chip); the outputs states_out ([S', B, T, N, D] in S) and
+// when it lives on chip); running [B, S, N, D] in T (undefined for the
+// tensor-core kernels); the outputs states_out ([S', B, T, N, D] in S) and
 // last_states ([S, B, 1, N, D] in S) are optional.
 template <class T, class S>
 ForwardStepParams<T, S> forward_params(const Problem& problem, const Saved& saved,
                                        const at::Tensor& wx, const at::Tensor& bias,
-                                       const at::Tensor& rh, const at::Tensor& states_out,
-                                       const at::Tensor& last_states) {
+                                       const at::Tensor& rh, const at::Tensor& running,
+                                       const at::Tensor& states_out, const at::Tensor& last_states) {
   ForwardStepParams<T, S> p;
   p.extent = extent_of(saved);
   p.wx = slots<const S>(wx, 1, 0, 2, 3);
@@ -27,7 +36,8 @@ ForwardStepParams<T, S> forward_params(const Problem& problem, const Saved& save
   p.bias = slots<const S>(bias, kBroadcast, kBroadcast, 0, 1);
   p.s0 = slots<const T>(saved.s0, kBroadcast, 0, 1, 2);
   p.reset = reset_mask_of(saved.reset);
-  p.states = slots<T>(saved.states, 0, 1, 2, 3);
+  if (running.defined()) p.running = slots<T>(running, kBroadcast, 0, 1, 2);
+  p.states = saved_states_slots<T>(problem, saved);
   p.cache = slots<T>(saved.cache, 0, 1, 2, 3);
   if (states_out.defined()) {
     p.states_out = slots<S>(states_out, 2, 1, 0, 3);
@@ -45,7 +55,7 @@ BackwardStepParams<T, S> backward_params(const Problem& problem, const Saved& sa
   BackwardStepParams<T, S> p;
   p.extent = extent_of(saved);
   p.cache = slots<const T>(saved.cache, 0, 1, 2, 3);
-  p.states = slots<const T>(saved.states, 0, 1, 2, 3);
+  p.states = saved_states_slots<const T>(problem, saved);
   p.s0 = slots<const T>(saved.s0, kBroadcast, 0, 1, 2);
   p.reset = reset_mask_of(saved.reset);
   if (b.d_states.defined()) {

@@ -19,6 +19,8 @@ const LanguageModelOptions& checked(const LanguageModelOptions& o) {
   if (o.d_model < 1)
     throw OptionsError("model: d_model must be positive, got " + std::to_string(o.d_model));
   if (o.blocks.empty()) throw OptionsError("model: blocks is empty; list at least one block kind");
+  if (o.recompute_layers < 0)
+    throw OptionsError("model: recompute_layers must not be negative, got " + std::to_string(o.recompute_layers));
   if (!(o.norm_eps > 0.0))
     throw OptionsError("model: norm_eps must be positive, got " + std::to_string(o.norm_eps));
   return o;
@@ -54,8 +56,10 @@ LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(ch
       register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.d_model));
   init::small_(embedding_->weight, options_.d_model);
   block_list_ = register_module("blocks", torch::nn::ModuleList());
-  for (BlockKind kind : options_.blocks) {
-    blocks_.emplace_back(kind, context, options_.block);
+  for (size_t layer = 0; layer < options_.blocks.size(); ++layer) {
+    BlockOptions block = options_.block;
+    if (int64_t(layer) < options_.recompute_layers) block.recurrent.recompute = block.slstm.recompute = true;
+    blocks_.emplace_back(options_.blocks[layer], context, block);
     block_list_->push_back(blocks_.back());
   }
   if (options_.structure == Structure::kResidual) {

@@ -149,7 +149,8 @@ std::vector<int64_t> cell_layout(const std::string& cell_name) {
   return mapping_input_errors([&] {
     const Cell cell = flashrnn::parse_cell(cell_name);
     const flashrnn::CellLayout l = flashrnn::cell_layout(cell);
-    return std::vector<int64_t>{l.gates, l.biases, l.states, flashrnn::cache_slots(cell)};
+    return std::vector<int64_t>{l.gates, l.biases, l.states, flashrnn::cache_slots(cell),
+                                flashrnn::saved_states(cell).count};
   });
 }
 

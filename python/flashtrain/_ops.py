@@ -4,8 +4,8 @@ The C++ library defines forward and backward as separate operators
 (flashtrain::flashrnn_forward / flashrnn_backward, scan_forward / scan_backward);
 here autograd ties each pair together and the fake kernels give output shapes
 without running anything, which is what torch.compile and AOTAutograd need.
-The forward keeps what its backward reads (R per head, the states of every
-step, the cells' caches) as extra outputs, so a compiled graph saves them like
+The forward keeps what its backward reads (R per head, of every step the
+states the cell's backward reads and the cell's cache) as extra outputs, so a compiled graph saves them like
 any activation.
 """
 import functools
@@ -17,7 +17,8 @@ _ops = torch.ops.flashtrain
 
 @functools.lru_cache(maxsize=None)
 def cell_layout(cell: str):
-    """(gates, biases, states, cache slots) of a cell; ValueError for an unknown one."""
+    """(gates, biases, states, cache slots, saved states per step) of a cell;
+    ValueError for an unknown one."""
     return tuple(_ops.cell_layout(cell))
 
 
@@ -40,7 +41,7 @@ def _storage_type(wx, backend):
 def _flashrnn_forward_fake(Wx, R, b, initial_states, reset_mask, cell, backend,
                            gradient_recurrent_cut, gradient_recurrent_clip, forward_clip,
                            keep_for_backward):
-    gates, _, states, cache = cell_layout(cell)
+    gates, _, states, cache, saved = cell_layout(cell)
     B, T, _, N, D = Wx.shape
     ct, st = _compute_type(Wx.dtype), _storage_type(Wx, backend)
     states_all = Wx.new_empty((states, B, T, N, D))
@@ -52,7 +53,7 @@ def _flashrnn_forward_fake(Wx, R, b, initial_states, reset_mask, cell, backend,
     return (states_all, last,
             Wx.new_empty((N, gates * D, D), dtype=st),
             Wx.new_empty((B, states, N, D), dtype=ct),
-            Wx.new_empty((T, B, states, N, D), dtype=ct),
+            Wx.new_empty((T, B, saved, N, D), dtype=ct),
             Wx.new_empty((T, B, cache, N, D), dtype=ct),
             Wx.new_empty((T, B, N, D), dtype=st))
 
@@ -62,7 +63,8 @@ def _flashrnn_backward_fake(d_states_all, d_last_states, r_heads, s0, reset_mask
                             h_gemm, wx_type, r_type, b_type, biases, cell, backend,
                             gradient_recurrent_cut, gradient_recurrent_clip, forward_clip,
                             initial_type):
-    T, B, S, N, D = states.shape
+    T, B, _, N, D = states.shape
+    S = s0.shape[1]
     G = r_heads.shape[1] // D
     return (states.new_empty((B, T, G, N, D), dtype=wx_type),
             states.new_empty((G, N, D, D), dtype=r_type),

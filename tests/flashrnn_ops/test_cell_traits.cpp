@@ -3,7 +3,8 @@
 // only those (fused/tc_forward.cuh, tc_backward.cuh), so a slot missing from it
 // must not change the gradients, and a slot in it must. kDrhIsDwx lets the
 // tensor-core backward store its δ(R h) as δWx too, so a cell that claims it
-// must write drh equal to dwx for every gate.
+// must write drh equal to dwx for every gate. A recording forward keeps per
+// step only the kStatesReadBack slots (cells/saved_states.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 #include <limits>
 #include <random>
 
+#include "backend_choice.h"
 #include "cells/registry.h"
+#include "cells/saved_states.h"
 #include "flashrnn/tune/fused_shape.h"
 #include "flashrnn/tune/tc_model.h"
 #include "fused/tc_selection.h"
@@ -133,6 +136,26 @@ TEST(CellList, EveryListedCellIsNamedCountedAndRuns) {
     ADD_FAILURE() << "parse_cell accepted an unknown name";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("lstm, slstm, gru, elman"), std::string::npos) << e.what();
+  }
+}
+
+// The per-step buffer a recording forward leaves for its backward holds the
+// read-back run of slots alone, with the values of those states at every step.
+TEST(CellTraits, TheForwardKeepsOnlyTheStatesTheBackwardReads) {
+  torch::manual_seed(71);
+  for (Cell cell : cells::kAllCells) {
+    cells::dispatch_cell(cell, [&](auto c) {
+      using C = decltype(c);
+      constexpr unsigned read = C::kStatesReadBack;
+      const int first = cells::first_read_state(read), count = cells::read_state_count(read);
+      const OpInputs in = random_inputs(cell, 3, 7, 2, 5, torch::kFloat);
+      const Problem problem{cell};
+      const ForwardResult r = forward_on(Backend::kVanilla, problem, Inputs{in.wx, in.r, in.b, in.initial, {}});
+      const at::Tensor& kept = r.saved.states;  // [T, B, R, N, D]
+      ASSERT_EQ(kept.sizes(), (at::IntArrayRef{7, 3, count, 2, 5})) << C::kName;
+      for (int k = 0; k < count; ++k)  // states_all [S, B, T, N, D]
+        EXPECT_TRUE(kept.select(2, k).equal(r.states_all[first + k].transpose(0, 1))) << C::kName << " slot " << k;
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 // The LM: step-by-step equals full sequence, gradients, parameter names and
 // counts, FLOPs, bad input, and that a tiny model can fit a fixed batch.
 #include <ATen/autocast_mode.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -78,6 +79,64 @@ TEST(LanguageModel, StepByStepEqualsFullSequence) {
       state = std::move(step.state);
     }
   }
+}
+
+// recompute_layers changes where the ops' buffers come from, not a bit of the
+// logits or the gradients.
+TEST(LanguageModel, RecomputingLayersChangesNoResult) {
+  const int64_t recomputed[] = {0, 2, 6};
+  std::vector<torch::Tensor> results[3];
+  for (int k = 0; k < 3; ++k) {
+    const int64_t layers = recomputed[k];
+    torch::manual_seed(2);
+    LanguageModelOptions o = every_kind(true);
+    o.recompute_layers = layers;
+    LanguageModel model(o);
+    model->to(torch::kDouble);
+    perturb_parameters(*model, 0.2);
+    const torch::Tensor tokens = random_tokens(2, 7, 11);
+    const torch::Tensor logits = model(tokens);
+    torch::nn::functional::cross_entropy(logits.flatten(0, 1), tokens.flatten()).backward();
+    std::vector<torch::Tensor>& r = results[k];
+    r.push_back(logits.detach());
+    for (const torch::Tensor& p : model->parameters()) r.push_back(p.grad());
+  }
+  for (int k : {1, 2})
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      EXPECT_TRUE(results[0][i].equal(results[k][i])) << "recompute set " << k << ", tensor " << i;
+}
+
+// On a GPU the per-step buffers go: each recomputing layer holds less after
+// the forward, the first ones first.
+TEST(LanguageModel, RecomputingLayersHoldsLessAfterTheForward) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no GPU";
+  const auto held_after_forward = [](int64_t layers) {
+    LanguageModelOptions o;
+    o.vocab_size = 32;
+    o.d_model = 64;
+    o.blocks = {BlockKind::kSlstm, BlockKind::kLstm, BlockKind::kSlstm};
+    o.block.recurrent.num_heads = o.block.slstm.num_heads = 2;
+    o.recompute_layers = layers;
+    torch::manual_seed(3);
+    LanguageModel model(o);
+    model->to(torch::kCUDA, torch::kBFloat16);
+    const torch::Tensor tokens = random_tokens(8, 64, 32).to(torch::kCUDA);
+    torch::cuda::synchronize();
+    const int64_t before = c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].current;
+    const torch::Tensor logits = model(tokens);
+    torch::cuda::synchronize();
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].current - before;
+  };
+  // One layer's per-step buffers, float32 states and gate values [T, B, R + C, d]
+  // (R + C = 2 + 4 for sLSTM, 1 + 4 for LSTM) and bf16 h [T, B, d], less the
+  // gate inputs the op keeps instead, bf16 [T, B, 4, d].
+  const auto per_step_buffers = [](int64_t slots) { return 64 * 8 * 64 * (slots * 4 + 2 - 4 * 2); };
+  const int64_t slstm_bytes = per_step_buffers(6), lstm_bytes = per_step_buffers(5);
+  const int64_t held[] = {held_after_forward(0), held_after_forward(1), held_after_forward(2),
+                          held_after_forward(3)};
+  EXPECT_GE(held[0] - held[1], slstm_bytes) << held[0] << " " << held[1];
+  EXPECT_GE(held[1] - held[2], lstm_bytes) << held[1] << " " << held[2];
+  EXPECT_GE(held[2] - held[3], slstm_bytes) << held[2] << " " << held[3];
 }
 
 TEST(LanguageModel, GradientsReachEveryParameter) {
@@ -268,6 +327,9 @@ TEST(LanguageModel, RejectsBadOptionsAndInput) {
   o = every_kind(true);
   o.blocks.clear();
   expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: blocks is empty");
+  o = every_kind(true);
+  o.recompute_layers = -1;
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: recompute_layers must not be negative, got -1");
 
   LanguageModel model(every_kind(true));
   expect_error<InputError>(

@@ -326,7 +326,7 @@ TEST(TrainingLoop, InitialisationKeysReachTheModelAndDoNotStopAResume) {
   train(run.config({"--training.steps=3"}));
   std::ostringstream log;
   Trainer resumed(run.config({"--training.steps=6", "--model.retain_bias_min=0", "--model.retain_bias_max=0",
-                              "--model.recurrent_init_scale=0.5", "--model.recompute=true"}),
+                              "--model.recurrent_init_scale=0.5", "--model.recompute_layers=1"}),
                   log);
   EXPECT_EQ(resumed.step(), 3);
   // A key that shapes the parameters does stop it, naming the key.
@@ -345,7 +345,7 @@ TEST(TrainingLoop, TheSchemaNamesTheModelKeysAResumeMayChange) {
   std::vector<std::string> free_keys;
   for (const config::KeySpec& key : config::schema().keys())
     if (key.section == "model" && !key.shapes_parameters) free_keys.emplace_back(key.name);
-  EXPECT_EQ(free_keys, (std::vector<std::string>{"backend", "recompute", "retain_bias_min", "retain_bias_max",
+  EXPECT_EQ(free_keys, (std::vector<std::string>{"backend", "recompute_layers", "retain_bias_min", "retain_bias_max",
                                                  "recurrent_init_scale"}));
 }
 

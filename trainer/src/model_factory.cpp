@@ -31,6 +31,7 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   o.structure = m.structure == "plain" ? models::Structure::kPlain : models::Structure::kResidual;
   o.tie_embeddings = m.tie_embeddings;
   o.norm_eps = m.norm_eps;
+  o.recompute_layers = m.recompute_layers;
 
   const models::FeedForwardOptions ffn{m.ffn_factor, m.ffn_multiple_of};
   const flashrnn::Backend backend = flashrnn::parse_backend(m.backend);
@@ -38,7 +39,6 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   b.recurrent.num_heads = m.n_heads;
   b.recurrent.head_dim = m.head_dim;
   b.recurrent.backend = backend;
-  b.recurrent.recompute = m.recompute;
   b.recurrent.ffn = ffn;
   b.recurrent.retain_bias_min = m.retain_bias_min;
   b.recurrent.retain_bias_max = m.retain_bias_max;
@@ -46,7 +46,6 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   b.slstm.num_heads = m.n_heads;
   b.slstm.conv_kernel = m.conv_kernel;
   b.slstm.backend = backend;
-  b.slstm.recompute = m.recompute;
   b.slstm.ffn = ffn;
   b.linear_scan.ffn = ffn;
   b.transformer.num_heads = m.n_heads;

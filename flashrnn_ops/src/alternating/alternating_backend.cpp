@@ -105,11 +105,13 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   Saved saved = allocate_forward(problem, in, at::kFloat, st);
   const at::Tensor wx = rows_contiguous(in.wx);
   const at::Tensor bias = in.b.to(st).contiguous();
-  const at::Tensor rh = at::empty({N, B, G, D}, saved.states.options());
+  const at::Tensor rh = at::empty({N, B, G, D}, saved.s0.options());
+  const at::Tensor running = at::empty_like(saved.s0);
   ForwardResult result = allocate_outputs(problem, in);
 
   ForwardArgs<S> args;
-  args.step = forward_params<float, S>(problem, saved, wx, bias, rh, result.states_all, result.last_states);
+  args.step = forward_params<float, S>(problem, saved, wx, bias, rh, running, result.states_all,
+                                       result.last_states);
   GemmOperands& op = args.operands;  // per head: R heads, h_gemm[t], rh
   op.entries = N;
   op.a = saved.r_heads.data_ptr();

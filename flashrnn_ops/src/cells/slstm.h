@@ -11,7 +11,7 @@ struct Slstm {
   static constexpr int kGates = 4;   // i, f, z, o
   static constexpr int kBiases = 4;
   static constexpr int kStates = 4;  // h, c, n, m
-  static constexpr int kCache = 5;   // i', f', z, o, σ(f̃)
+  static constexpr int kCache = 4;   // ±e (i' and f', see forward), z, o, σ(f̃)
   static constexpr unsigned kStatesReadBack = 0b0110;  // states backward() reads (bit s): c and n
   static constexpr bool kDrhIsDwx = true;  // backward()'s drh equals dwx: the fused backward stores one value to both
 
@@ -39,18 +39,31 @@ struct Slstm {
     s_next[1] = c;
     s_next[2] = n;
     s_next[3] = m;
-    cache[0] = i_gate;
-    cache[1] = f_gate;
-    cache[2] = z;
-    cache[3] = o;
-    cache[4] = M::sigmoid(f_pre);
+    // The two gates in one value: e, negated (-0 for 0 too) where the forget
+    // term is the larger; with n_prev (a state the backward reads) that gives
+    // both back exactly (gates()).
+    cache[0] = forget_larger ? -e : e;
+    cache[1] = z;
+    cache[2] = o;
+    cache[3] = M::sigmoid(f_pre);
+  }
+
+  // i' and f' from the cache's first value and n_{t-1}.
+  template <class T>
+  FLASHRNN_HD static void gates(T encoded, T n_prev, T& i_gate, T& f_gate) {
+    const bool forget_larger = signbit(encoded);
+    const T e = forget_larger ? -encoded : encoded;
+    i_gate = forget_larger && n_prev != T(0) ? e : T(1);
+    f_gate = forget_larger ? T(1) : e;
   }
 
   // m is treated as a constant and the clamp of n as the identity (as the original).
   template <class T, class M = PreciseMath>
   FLASHRNN_HD static void backward(const T* cache, const T* s_prev, const T* s_next, const T* ds,
                                    T* dwx, T* drh, T* db, T* ds_prev) {
-    const T i_gate = cache[0], f_gate = cache[1], z = cache[2], o = cache[3], sig_f = cache[4];
+    T i_gate, f_gate;
+    gates(cache[0], s_prev[2], i_gate, f_gate);
+    const T z = cache[1], o = cache[2], sig_f = cache[3];
     const T c = s_next[1], n = s_next[2];
     const T h = M::divide(o * c, n);  // recomputed: the stored h may have been forward-clipped
     const T dh = ds[0];

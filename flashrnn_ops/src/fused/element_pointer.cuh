@@ -12,13 +12,13 @@ namespace flashrnn::fused {
 
 template <class V>
 __device__ __forceinline__ V* element_origin(const Slots<V>& s, int64_t b, int64_t n, int64_t d) {
-  return s.ptr ? &s.at(0, b, 0, n, d) : nullptr;
+  return s.ptr ? &s.at(0, b, s.first_slot, n, d) : nullptr;
 }
 
 // Entry (t, slot) of the element whose origin is `origin` in tensor `s`.
 template <class V>
 __device__ __forceinline__ V* element_at(V* origin, const Slots<V>& s, int64_t t, int slot) {
-  return origin + (t * s.time_stride + slot * s.slot_stride);
+  return origin + (t * s.time_stride + (slot - s.first_slot) * s.slot_stride);
 }
 
 }  // namespace flashrnn::fused

@@ -121,7 +121,10 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const at::Tensor wx = rows_aligned(rows_contiguous(in.wx));
   const at::Tensor bias = in.b.to(st).contiguous();
   ForwardResult result = allocate_outputs(problem, in);
-  auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), result.states_all, result.last_states);
+  // The FMA kernels carry the states through memory, the tensor-core ones on chip.
+  const at::Tensor running = tc ? at::Tensor() : at::empty_like(saved.s0);
+  auto p = forward_params<float, S>(problem, saved, wx, bias, at::Tensor(), running, result.states_all,
+                                    result.last_states);
   if (inference) {  // null buffers select the inference kernels (tc_launch_forward)
     p.states.ptr = nullptr;
     p.cache.ptr = nullptr;

@@ -15,8 +15,9 @@ namespace flashrnn::fused {
 // clusters); any other, or a kernel not compiled for the case (tc_tiling.h:
 // tc_forward_compiled, tc_backward_compiled), is cudaErrorNotSupported (the
 // tuner never selects those: tests/tune).
-// Null p.states (with p.cache and p.h_gemm) asks for the inference forward:
-// only the output is written.
+// Null p.cache (with p.states and p.h_gemm) asks for the inference forward:
+// only the output is written. (Not p.states: it holds no slot for a cell
+// whose backward reads no state, Elman's.)
 template <class Cell, class S, int D>
 cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_heads, int cluster,
                               cudaStream_t stream) {
@@ -26,7 +27,7 @@ cudaError_t tc_launch_forward(const ForwardStepParams<float, S>& p, const S* r_h
     if constexpr (!K::Tiling::kForwardCompiled) {
       return cudaErrorNotSupported;
     } else {
-      const bool resets = p.reset.ptr != nullptr, saves = p.states.ptr != nullptr;
+      const bool resets = p.reset.ptr != nullptr, saves = p.cache.ptr != nullptr;
       const auto kernel = resets ? (saves ? tc_forward_kernel<Cell, S, D, C, true, true>
                                           : tc_forward_kernel<Cell, S, D, C, true, false>)
                                  : (saves ? tc_forward_kernel<Cell, S, D, C, false, true>

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cells/saved_states.h"
+
 namespace flashrnn::fused {
 
 constexpr int kTcRows = 16;  // batch rows per CTA
@@ -164,12 +166,8 @@ constexpr bool tc_backward_compiled(int gates, int head_dim) { return tc_forward
 
 // The state slots a cell's backward reads (Cell::kStatesReadBack, bit s): only
 // those are saved by the recording forward and copied into the stages.
-constexpr int read_state_count(unsigned mask) { return mask ? int(mask & 1u) + read_state_count(mask >> 1) : 0; }
-constexpr int nth_read_state(unsigned mask, int i) {  // the slot of the i-th set bit
-  for (int s = 0; s < 32; ++s)
-    if ((mask >> s & 1u) && i-- == 0) return s;
-  return -1;
-}
+using cells::nth_read_state;
+using cells::read_state_count;
 
 // 16-byte copies per thread of `chunks` chunks over `threads` threads (the
 // last one none on some threads where they do not divide).

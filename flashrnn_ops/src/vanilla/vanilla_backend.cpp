@@ -15,10 +15,14 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
   const int64_t N = in.wx.size(3), D = in.wx.size(4);
   Saved saved = allocate_forward(problem, in, ct, ct);
   saved.h_gemm[0].copy_(saved.s0.select(1, 0));
-  const at::Tensor wx = in.wx.to(ct).contiguous();
+  Inputs computed = in;  // everything in the compute type, the outputs too
+  computed.wx = in.wx.to(ct).contiguous();
   const at::Tensor bias = in.b.to(ct).contiguous();
-  const at::Tensor rh = at::empty({N, B, G, D}, saved.states.options());
-  const auto p = forward_params<T, T>(problem, saved, wx, bias, rh, at::Tensor(), at::Tensor());
+  const at::Tensor rh = at::empty({N, B, G, D}, saved.s0.options());
+  const at::Tensor running = at::empty_like(saved.s0);
+  ForwardResult out = allocate_outputs(problem, computed);
+  const auto p = forward_params<T, T>(problem, saved, computed.wx, bias, rh, running, out.states_all,
+                                      out.last_states);
 
   const at::Tensor r_t = saved.r_heads.transpose(1, 2);  // [N, D, Gx·D]
   at::Tensor rh_rows = rh.view({N, B, G * D});
@@ -26,14 +30,7 @@ ForwardResult forward_typed(const Problem& problem, const Inputs& in) {
     at::bmm_out(rh_rows, saved.h_gemm[t].transpose(0, 1), r_t);  // [N, B, D] x [N, D, Gx·D]
     forward_step<T>(problem.cell, p, t, in.wx.device());
   }
-  // [T, B, S, N, D] -> [S', B, T, N, D] and, of step T-1, [S, B, 1, N, D]: new
-  // tensors in the input dtype (never views of the states the backward reads).
-  const auto user_layout = [&](const at::Tensor& s) {
-    return s.permute({2, 1, 0, 3, 4}).to(saved.wx_type, /*non_blocking=*/false, /*copy=*/true,
-                                          at::MemoryFormat::Contiguous);
-  };
-  return {user_layout(saved.states.narrow(2, 0, output_states(problem))),
-          user_layout(saved.states.narrow(0, steps - 1, 1)), saved};
+  return {out.states_all.to(saved.wx_type), out.last_states.to(saved.wx_type), saved};
 }
 
 template <class T>

@@ -141,10 +141,12 @@ Schema build_schema() {
            "recurrent op backend; auto picks the fastest one that supports the case",
            C::one_of({"vanilla", "alternating", "fused", "auto"}), {"implementation", "kernel"})
       .not_shaping_parameters()
-      .key("recompute", &ModelConfig::recompute,
-           "lstm / gru / elman / slstm blocks: the recurrent op keeps only its inputs for the "
-           "backward, which runs the forward again (less activation memory, one more forward)",
-           C::none(), {"recompute_states", "activation_checkpointing", "gradient_checkpointing"})
+      .key("recompute_layers", &ModelConfig::recompute_layers,
+           "lstm / gru / elman / slstm blocks: in this many blocks, counted from the embedding, "
+           "the recurrent op keeps only its inputs for the backward, which runs its forward "
+           "again (less activation memory, one more forward each); n_layers or more = all",
+           C::int_range(0, 1 << 16),
+           {"recompute", "recompute_states", "activation_checkpointing", "gradient_checkpointing"})
       .not_shaping_parameters()
       .key("dropout", &ModelConfig::dropout, "dropout probability on block outputs",
            C::float_range(0, false, 1, true), {"dropout_rate", "p_dropout"})

@@ -117,6 +117,11 @@ struct LanguageModelOptions {
   std::optional<NormKind> final_norm;  // unset: the norm kind of the last block; kPlain: none
   double norm_eps = defaults::kNormEps;  // every norm of the model
   BlockOptions block;
+  // The first this many blocks (from the embedding) get their recurrent op's
+  // recompute (RecurrentBlockOptions / SlstmBlockOptions::recompute) on top of
+  // `block`: their backward runs last, when the blocks above have freed theirs,
+  // so the one set of per-step buffers it makes again adds nothing to the peak.
+  int64_t recompute_layers = 0;
 };
 
 }  // namespace flashtrain::models

@@ -40,7 +40,9 @@ struct ModelConfig {
   std::int64_t vocab_size = 0;  // 0: from the tokenizer, or the task's vocabulary
   bool tie_embeddings = true;
   std::string backend = "auto";
-  bool recompute = false;  // recurrent blocks: the op's backward runs its forward again
+  // Recurrent blocks: in the first this many (from the embedding) the op's
+  // backward runs its forward again instead of keeping per-step buffers.
+  std::int64_t recompute_layers = 0;
   double dropout = 0.0;
   double norm_eps = models::defaults::kNormEps;
   std::int64_t conv_kernel = models::defaults::kConvKernel;
