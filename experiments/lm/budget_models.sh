@@ -14,6 +14,6 @@ declare -A CONFIG=([lstm_12head]=lstm_12head [lstm_1head]=lstm_1head [slstm_12he
 declare -A CHANGES=([lstm_12head]="--model.n_layers=6"
   [lstm_1head]="--model.n_layers=4 --model.ffn_factor=1.6666666666666667"
   [slstm_12head]="--model.n_layers=12"
-  [slstm_12head_recompute]="--model.n_layers=12 --model.recompute_layers=${RECOMPUTE_LAYERS:-12}"
+  [slstm_12head_recompute]="--model.n_layers=12 --model.recompute_layers=${RECOMPUTE_LAYERS:-10}"
   [transformer]="--model.n_layers=6 --model.ffn_factor=1.75 --model.ffn_multiple_of=64"
   [linear_scan]="--model.kind=linear_scan --model.n_layers=6 --model.ffn_factor=1.75")

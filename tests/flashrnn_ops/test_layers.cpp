@@ -202,10 +202,12 @@ void expect_close(const torch::Tensor& got, const torch::Tensor& want, double to
 TEST_F(LayerKernels, HeadwiseNormMatchesTheReference) {
   torch::manual_seed(5);
   // (vectors, heads, head dim): groups of 1 to 32 lanes a row, up to 16
-  // pairs a lane; odd and wider head dims (the reference runs those).
+  // pairs a lane; odd and wider head dims (the reference runs those); more
+  // rows than the backward's resident lane groups, which then take several
+  // each (a LayerNorm; 12 heads and 5, which do not divide a block's 32 groups).
   for (const auto& [vectors, heads, d] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 2}, {37, 3, 20},
                                           {300, 12, 64}, {5, 2, 100}, {7, 4, 256}, {3, 2, 9}, {9, 1, 768}, {3, 1, 520},
-                                          {4, 1, 1024}, {2, 1, 1030}}) {
+                                          {4, 1, 1024}, {2, 1, 1030}, {20000, 1, 768}, {6000, 12, 64}, {3001, 5, 64}}) {
     for (const DtypeCase& c : kDtypes) {
       const torch::Tensor x = as_seen(torch::randn({vectors, heads * d}, f64) * 2 + 0.5, c.dtype);
       const torch::Tensor w = torch::randn({heads * d}, f64).to(torch::kFloat).to(torch::kDouble);

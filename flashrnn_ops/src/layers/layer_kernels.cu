@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <numeric>
 #include <type_traits>
 
 #include "layers/layer_launch.h"
@@ -22,21 +23,11 @@ constexpr int kShortRowPairs = 4;
 constexpr int kMidRowPairs = 12;
 constexpr int kLongRowPairs = kMaxNormHeadDim / (2 * 32);
 constexpr int kThreads = 256;
-// Per-chunk partial sums of the parameter gradients: enough chunks to fill
-// the GPU, few enough that summing them is cheap. The norm's weight gradient
-// shortens its chunks (to kMinRowsPerChunk) until its grid has about
-// kBlocksToFill blocks, so that a small batch is not a few long serial sums.
-constexpr int64_t kRowsPerChunk = 128;
-constexpr int64_t kMinRowsPerChunk = 8;
-constexpr int64_t kBlocksToFill = 1024;
-constexpr int kMaxChunks = 1024;
 
 __device__ __forceinline__ float sigmoid(float a) { return 1.0f / (1.0f + __expf(-a)); }
 
 template <class T>
 __device__ __forceinline__ float load(const T* p) { return static_cast<float>(*p); }
-
-int chunks_for(int64_t rows) { return int(std::clamp<int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks)); }
 
 // Two consecutive values of T as floats, and back (the callers keep pairs
 // aligned: even widths, even offsets).
@@ -133,86 +124,104 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const Out*
   }
 }
 
-// dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · weight.
+// dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · weight, and the
+// weight's gradient Σ dy · x̂ over the rows, in one pass over x and dy. The
+// grid is persistent: lane group q of the grid's `groups` takes rows q,
+// q + groups, ..., `groups` a multiple of the heads, so that its rows are one
+// head's and each lane's columns stay the same. A group sums dy · x̂ of its
+// columns in its slice of shared memory and writes the sums once, to
+// partial[q / heads][head · head_dim + column] (norm_backward_grid).
 // kResidual: x is the sum x + delta of the forward, dx (rounded to T) is
 // added to the sum's own gradient d_sum (none when null), and the total goes
 // to dx and, in Out, to d_delta: the sums and roundings of autograd's
 // accumulation and AddBackward's cast.
+// Registers: the loop keeps more live than one row's pass; capped for two
+// blocks an SM (111 at 12 pairs a lane, ptxas sm_90a; 140 uncapped).
 template <class T, class Out, int Pairs, bool kResidual>
-__global__ void headwise_norm_input_grad_kernel(const T* __restrict__ x, const Out* __restrict__ dy,
-                                                const float* __restrict__ weight, const float* __restrict__ mean,
-                                                const float* __restrict__ rstd, const T* __restrict__ d_sum,
-                                                T* __restrict__ dx, Out* __restrict__ d_delta,
-                                                HeadwiseNormShape s, int group) {
-  const NormRow r = norm_row(s, group);
-  const int pairs = s.head_dim / 2;
-  const int64_t base = r.row * s.head_dim;
-  const float* w = weight + (r.row % s.heads) * s.head_dim;
-  const float mu = r.active ? mean[r.row] : 0.0f, rs = r.active ? rstd[r.row] : 0.0f;
-  float xhat[2 * Pairs], g[2 * Pairs];
-  float sum_g = 0.0f, sum_gx = 0.0f;
+__global__ void __launch_bounds__(kThreads, 2)
+    headwise_norm_backward_kernel(const T* __restrict__ x, const Out* __restrict__ dy, const float* __restrict__ weight,
+                                  const float* __restrict__ mean, const float* __restrict__ rstd,
+                                  const T* __restrict__ d_sum, T* __restrict__ dx, Out* __restrict__ d_delta,
+                                  float* __restrict__ partial, HeadwiseNormShape s, int group_size) {
+  extern __shared__ float2 weight_sums[];  // [the block's groups][head_dim / 2]
+  // A row of more than kShortRowPairs pairs a lane takes a whole warp: with
+  // the group a constant, a lane's addresses are a base and immediate offsets
+  // (a runtime group keeps one per pair: 166 registers at 12 pairs).
+  const int group = Pairs > kShortRowPairs ? 32 : group_size;
+  const int pairs = s.head_dim / 2, lane = int(threadIdx.x) % group;
+  const int block_groups = int(blockDim.x) / group;
+  const int64_t groups = int64_t(gridDim.x) * block_groups;
+  const int64_t q = int64_t(blockIdx.x) * block_groups + threadIdx.x / group;
+  // The first group of the lane's warp: its rows bound the loop, so every lane
+  // of a warp runs it as often (the shuffles take all 32; a lane whose row is
+  // past the end joins them inactive).
+  const int64_t warp_q = int64_t(blockIdx.x) * block_groups + (threadIdx.x & ~31u) / group;
+  const int head = int(q % s.heads);
+  const float* w = weight + head * s.head_dim;
+  float2* sums = weight_sums + (threadIdx.x / group) * pairs;
 #pragma unroll
-  for (int p = 0; p < Pairs; ++p) {
-    const int pair = r.lane + p * group;
-    float x0 = 0.0f, x1 = 0.0f, d0 = 0.0f, d1 = 0.0f;
-    if (r.active && pair < pairs) {
-      load_pair(x + base + 2 * pair, x0, x1);
-      load_pair(dy + base + 2 * pair, d0, d1);
-      d0 *= w[2 * pair];
-      d1 *= w[2 * pair + 1];
-    }
-    xhat[2 * p] = (x0 - mu) * rs;
-    xhat[2 * p + 1] = (x1 - mu) * rs;
-    g[2 * p] = d0;
-    g[2 * p + 1] = d1;
-    sum_g += d0 + d1;
-    sum_gx += d0 * xhat[2 * p] + d1 * xhat[2 * p + 1];
-  }
-  const float mean_g = group_sum(sum_g, group) / float(s.head_dim);
-  const float mean_gx = group_sum(sum_gx, group) / float(s.head_dim);
-  if (!r.active) return;
-#pragma unroll
-  for (int p = 0; p < Pairs; ++p) {
-    const int pair = r.lane + p * group;
-    if (pair >= pairs) continue;
-    float d0 = rs * (g[2 * p] - mean_g - xhat[2 * p] * mean_gx);
-    float d1 = rs * (g[2 * p + 1] - mean_g - xhat[2 * p + 1] * mean_gx);
-    if constexpr (kResidual) {
-      if (d_sum != nullptr) {
-        float s0, s1;
-        load_pair(d_sum + base + 2 * pair, s0, s1);
-        // __fadd_rn: never contracted with the product above into an FMA,
-        // which would skip the rounding of dx that autograd's sum sees.
-        d0 = __fadd_rn(rounded_to<T>(d0), s0);
-        d1 = __fadd_rn(rounded_to<T>(d1), s1);
-      }
-      d0 = rounded_to<T>(d0);
-      d1 = rounded_to<T>(d1);
-      store_pair(d_delta + base + 2 * pair, d0, d1);
-    }
-    store_pair(dx + base + 2 * pair, d0, d1);
-  }
-}
+  for (int p = 0; p < Pairs; ++p)
+    if (lane + p * group < pairs) sums[lane + p * group] = make_float2(0.0f, 0.0f);
 
-// partial[chunk, c] = Σ over the chunk's vectors of dy · x̂ in column c.
-template <class T, class Out>
-__global__ void headwise_norm_weight_grad_kernel(const T* __restrict__ x, const Out* __restrict__ dy,
-                                                 const float* __restrict__ mean, const float* __restrict__ rstd,
-                                                 float* __restrict__ partial, HeadwiseNormShape s) {
-  const int columns = s.heads * s.head_dim;
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= columns) return;
-  const int64_t vectors = s.rows / s.heads;
-  const int64_t per_chunk = (vectors + gridDim.y - 1) / gridDim.y;
-  const int64_t first = blockIdx.y * per_chunk, last = min(vectors, first + per_chunk);
-  const int head = c / s.head_dim;
-  float acc = 0.0f;
-#pragma unroll 4
-  for (int64_t v = first; v < last; ++v) {
-    const int64_t row = v * s.heads + head;
-    acc += load(dy + v * columns + c) * (load(x + v * columns + c) - mean[row]) * rstd[row];
+  for (int64_t step = 0; warp_q + step * groups < s.rows; ++step) {
+    const int64_t row = q + step * groups;
+    const bool active = row < s.rows;
+    const int64_t base = row * s.head_dim;
+    const float mu = active ? mean[row] : 0.0f, rs = active ? rstd[row] : 0.0f;
+    float xhat[2 * Pairs], g[2 * Pairs];
+    float sum_g = 0.0f, sum_gx = 0.0f;
+#pragma unroll
+    for (int p = 0; p < Pairs; ++p) {
+      const int pair = lane + p * group;
+      float x0 = 0.0f, x1 = 0.0f, d0 = 0.0f, d1 = 0.0f;
+      if (active && pair < pairs) {
+        load_pair(x + base + 2 * pair, x0, x1);
+        load_pair(dy + base + 2 * pair, d0, d1);
+      }
+      xhat[2 * p] = (x0 - mu) * rs;
+      xhat[2 * p + 1] = (x1 - mu) * rs;
+      if (active && pair < pairs) {
+        float2 acc = sums[pair];
+        acc.x += d0 * xhat[2 * p];
+        acc.y += d1 * xhat[2 * p + 1];
+        sums[pair] = acc;
+        d0 *= w[2 * pair];
+        d1 *= w[2 * pair + 1];
+      }
+      g[2 * p] = d0;
+      g[2 * p + 1] = d1;
+      sum_g += d0 + d1;
+      sum_gx += d0 * xhat[2 * p] + d1 * xhat[2 * p + 1];
+    }
+    const float mean_g = group_sum(sum_g, group) / float(s.head_dim);
+    const float mean_gx = group_sum(sum_gx, group) / float(s.head_dim);
+    if (!active) continue;
+#pragma unroll
+    for (int p = 0; p < Pairs; ++p) {
+      const int pair = lane + p * group;
+      if (pair >= pairs) continue;
+      float d0 = rs * (g[2 * p] - mean_g - xhat[2 * p] * mean_gx);
+      float d1 = rs * (g[2 * p + 1] - mean_g - xhat[2 * p + 1] * mean_gx);
+      if constexpr (kResidual) {
+        if (d_sum != nullptr) {
+          float s0, s1;
+          load_pair(d_sum + base + 2 * pair, s0, s1);
+          // __fadd_rn: never contracted with the product above into an FMA,
+          // which would skip the rounding of dx that autograd's sum sees.
+          d0 = __fadd_rn(rounded_to<T>(d0), s0);
+          d1 = __fadd_rn(rounded_to<T>(d1), s1);
+        }
+        d0 = rounded_to<T>(d0);
+        d1 = rounded_to<T>(d1);
+        store_pair(d_delta + base + 2 * pair, d0, d1);
+      }
+      store_pair(dx + base + 2 * pair, d0, d1);
+    }
   }
-  partial[int64_t(blockIdx.y) * columns + c] = acc;
+  float2* out = reinterpret_cast<float2*>(partial + (q / s.heads) * s.heads * s.head_dim + head * s.head_dim);
+#pragma unroll
+  for (int p = 0; p < Pairs; ++p)
+    if (lane + p * group < pairs) out[lane + p * group] = sums[lane + p * group];
 }
 
 // ---- causal depthwise convolution + SiLU, [B, T, C] ----
@@ -461,6 +470,41 @@ void with_residual_form(bool residual, Launch&& launch) {
     launch(std::false_type{});
 }
 
+// The backward's persistent grid (headwise_norm_backward_kernel): as many
+// blocks as the device keeps resident at once, or fewer where the rows are
+// fewer than their lane groups, rounded up to make the lane groups a multiple
+// of the heads; and the rows of partial weight sums it writes, one per
+// `heads` lane groups. None for no rows.
+struct NormBackwardGrid {
+  unsigned blocks = 0;
+  int chunks = 0;
+  size_t smem_bytes = 0;
+};
+
+template <class T, class Out>
+NormBackwardGrid norm_backward_grid(const HeadwiseNormShape& s, bool residual) {
+  NormBackwardGrid grid;
+  if (s.rows == 0) return grid;
+  with_norm_geometry(s, [&](auto pairs, int group, unsigned row_blocks) {
+    with_residual_form(residual, [&](auto form) {
+      const int block_groups = kThreads / group;
+      grid.smem_bytes = size_t(block_groups) * s.head_dim * sizeof(float);
+      int device = 0, sms = 1, per_sm = 1;
+      cudaGetDevice(&device);
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, headwise_norm_backward_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>, kThreads,
+          grid.smem_bytes);
+      const int64_t resident = int64_t(sms) * std::max(per_sm, 1);
+      const int64_t unit = s.heads / std::gcd(s.heads, block_groups);
+      const int64_t blocks = (std::min<int64_t>(row_blocks, resident) + unit - 1) / unit * unit;
+      grid.blocks = unsigned(blocks);
+      grid.chunks = int(blocks * block_groups / s.heads);
+    });
+  });
+  return grid;
+}
+
 // The grid's y dimension takes at most this many blocks.
 constexpr int64_t kMaxGridY = 65535;
 
@@ -477,11 +521,9 @@ bool causal_conv_kernels_take(CausalConvShape shape) {
   return shape.channels % 2 == 0 && shape.kernel >= 1 && shape.kernel <= kMaxCausalConvKernel &&
          shape.batch * time_tiles(shape) <= kMaxGridY;
 }
-int headwise_norm_weight_chunks(HeadwiseNormShape shape) {
-  const int64_t vectors = shape.rows / shape.heads;
-  const int64_t column_blocks = (int64_t(shape.heads) * shape.head_dim + kThreads - 1) / kThreads;
-  const int64_t to_fill = std::min((kBlocksToFill + column_blocks - 1) / column_blocks, vectors / kMinRowsPerChunk);
-  return std::max(chunks_for(vectors), int(std::min<int64_t>(to_fill, kMaxChunks)));
+template <class T, class Out>
+int headwise_norm_weight_chunks(HeadwiseNormShape shape, bool residual) {
+  return norm_backward_grid<T, Out>(shape, residual).chunks;
 }
 int causal_conv_param_chunks(CausalConvShape shape) { return int(shape.batch * time_tiles(shape)); }
 
@@ -503,15 +545,16 @@ cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float
                                           const float* rstd, NormResidual<Out*, const T*> residual, T* dx,
                                           float* d_weight_partial, HeadwiseNormShape shape, int chunks,
                                           cudaStream_t stream) {
-  with_norm_geometry(shape, [&](auto pairs, int group, unsigned blocks) {
+  const NormBackwardGrid grid = norm_backward_grid<T, Out>(shape, residual.delta != nullptr);
+  if (grid.chunks != chunks) return cudaErrorInvalidValue;  // the partial sums were sized for another grid
+  if (grid.blocks == 0) return cudaSuccess;
+  with_norm_geometry(shape, [&](auto pairs, int group, unsigned) {
     with_residual_form(residual.delta != nullptr, [&](auto form) {
-      headwise_norm_input_grad_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>
-          <<<blocks, kThreads, 0, stream>>>(x, dy, weight, mean, rstd, residual.sum, dx, residual.delta, shape, group);
+      headwise_norm_backward_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>
+          <<<grid.blocks, kThreads, grid.smem_bytes, stream>>>(x, dy, weight, mean, rstd, residual.sum, dx,
+                                                                residual.delta, d_weight_partial, shape, group);
     });
   });
-  const int columns = shape.heads * shape.head_dim;
-  const dim3 grid((columns + kThreads - 1) / kThreads, chunks);
-  headwise_norm_weight_grad_kernel<T, Out><<<grid, kThreads, 0, stream>>>(x, dy, mean, rstd, d_weight_partial, shape);
   return cudaGetLastError();
 }
 
@@ -551,7 +594,8 @@ cudaError_t launch_silu_mul_backward(const T* gate, const T* up, const T* dy, T*
                                                             cudaStream_t);                                      \
   template cudaError_t launch_headwise_norm_backward<T, OUT>(const T*, const OUT*, const float*, const float*,  \
                                                              const float*, NormResidual<OUT*, const T*>, T*,    \
-                                                             float*, HeadwiseNormShape, int, cudaStream_t);
+                                                             float*, HeadwiseNormShape, int, cudaStream_t);  \
+  template int headwise_norm_weight_chunks<T, OUT>(HeadwiseNormShape, bool);
 
 #define FLASHRNN_CONV_INSTANTIATE(T)                                                                           \
   template cudaError_t launch_causal_conv_silu_forward<T>(const T*, const float*, const float*, T*,             \

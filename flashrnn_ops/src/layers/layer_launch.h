@@ -41,15 +41,17 @@ cudaError_t launch_headwise_norm_forward(const T* x, NormResidual<const Out*, T*
                                          cudaStream_t stream);
 
 // dx (type T) from dy (type Out), x being what the forward normalised (its
-// stored sum in the residual form); d_weight_partial [chunks, heads ·
-// head_dim] receives per-chunk sums of dy · x̂ (the caller sums the chunks:
-// headwise_norm_weight_chunks).
+// stored sum in the residual form), and the weight's gradient in one pass:
+// d_weight_partial [chunks, heads · head_dim] receives partial sums of dy · x̂
+// (the caller sums the chunks; headwise_norm_weight_chunks says how many, for
+// the current device).
 template <class T, class Out>
 cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float* weight, const float* mean,
                                           const float* rstd, NormResidual<Out*, const T*> residual, T* dx,
                                           float* d_weight_partial, HeadwiseNormShape shape, int chunks,
                                           cudaStream_t stream);
-int headwise_norm_weight_chunks(HeadwiseNormShape shape);
+template <class T, class Out>
+int headwise_norm_weight_chunks(HeadwiseNormShape shape, bool residual);
 
 // The kernels take an even number of channels (a thread owns a pair),
 // kernel sizes up to this (the taps live in registers) and up to 65535 tiles

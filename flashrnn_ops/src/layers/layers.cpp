@@ -116,27 +116,27 @@ NormBackward norm_backward(const at::Tensor& x, const at::Tensor& dy, bool resid
                            const at::Tensor& w, const at::Tensor& mean, const at::Tensor& rstd, int64_t num_heads,
                            at::ScalarType out_type, at::ScalarType weight_type) {
   const layers::HeadwiseNormShape shape = headwise_shape(x, num_heads);
-  const int chunks = layers::headwise_norm_weight_chunks(shape);
   NormBackward g;
   g.dx = at::empty_like(x);
   if (residual) g.d_delta = at::empty(x.sizes(), x.options().dtype(out_type));
-  // Every chunk's sums are written by the kernel: no zero fill.
-  at::Tensor partial = at::empty({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
-  if (shape.rows > 0) {
-    dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
-      using T = decltype(t);
-      using Out = decltype(out);
-      const layers::NormResidual<Out*, const T*> into =
-          residual ? layers::NormResidual<Out*, const T*>{mutable_data_as<Out>(g.d_delta),
-                                                          d_sum.defined() ? data_as<T>(d_sum) : nullptr}
-                   : layers::NormResidual<Out*, const T*>{};
-      check_launch(layers::launch_headwise_norm_backward<T, Out>(
-                       data_as<T>(x), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
-                       rstd.const_data_ptr<float>(), into, mutable_data_as<T>(g.dx), partial.mutable_data_ptr<float>(),
-                       shape, chunks, at::cuda::getCurrentCUDAStream()),
-                   "layers", "headwise_norm backward");
-    });
-  }
+  at::Tensor partial;
+  dispatch_norm_types(x.scalar_type(), out_type, [&](auto t, auto out) {
+    using T = decltype(t);
+    using Out = decltype(out);
+    const int chunks = layers::headwise_norm_weight_chunks<T, Out>(shape, residual);
+    // Every chunk's sums are written by the kernel: no zero fill (and no chunk for no rows).
+    partial = at::empty({chunks, shape.heads * shape.head_dim}, x.options().dtype(at::kFloat));
+    if (shape.rows == 0) return;
+    const layers::NormResidual<Out*, const T*> into =
+        residual ? layers::NormResidual<Out*, const T*>{mutable_data_as<Out>(g.d_delta),
+                                                        d_sum.defined() ? data_as<T>(d_sum) : nullptr}
+                 : layers::NormResidual<Out*, const T*>{};
+    check_launch(layers::launch_headwise_norm_backward<T, Out>(
+                     data_as<T>(x), data_as<Out>(dy), w.const_data_ptr<float>(), mean.const_data_ptr<float>(),
+                     rstd.const_data_ptr<float>(), into, mutable_data_as<T>(g.dx), partial.mutable_data_ptr<float>(),
+                     shape, chunks, at::cuda::getCurrentCUDAStream()),
+                 "layers", "headwise_norm backward");
+  });
   g.d_weight = partial.sum(0).to(weight_type);
   return g;
 }
