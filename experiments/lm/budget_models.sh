@@ -6,9 +6,10 @@
 #   slstm_12head  12 blocks                      33.14 M  (its W is block-diagonal per head)
 #   transformer   6 blocks, feed-forward x 1.75  32.74 M
 #   linear_scan   6 blocks, feed-forward x 1.75  32.74 M
-# slstm_12head_recompute is slstm_12head with model.recompute_layers (in that
-# many blocks from the embedding the op's backward runs its forward again
-# instead of keeping per-step buffers).
+# slstm_12head_recompute is slstm_12head with model.recompute_layers = 10 (in
+# that many blocks from the embedding the op's backward runs its forward again
+# instead of keeping per-step buffers; 10, the fewest that keep the peak under
+# 1.3x lstm_12head's; RECOMPUTE_LAYERS sets another number).
 declare -A CONFIG=([lstm_12head]=lstm_12head [lstm_1head]=lstm_1head [slstm_12head]=slstm_12head
   [slstm_12head_recompute]=slstm_12head [transformer]=transformer [linear_scan]=lstm_12head)
 declare -A CHANGES=([lstm_12head]="--model.n_layers=6"

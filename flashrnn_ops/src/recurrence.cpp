@@ -13,8 +13,7 @@ int cache_slots(Cell cell) {
 
 SavedStates saved_states(Cell cell) {
   return cells::dispatch_cell(cell, [](auto c) {
-    constexpr unsigned read = decltype(c)::kStatesReadBack;
-    static_assert(cells::is_one_run(read), "the states a backward reads must be consecutive slots");
+    constexpr unsigned read = decltype(c)::kStatesReadBack;  // one run of slots (cells::reads_state_back asserts it)
     return SavedStates{cells::first_read_state(read), cells::read_state_count(read)};
   });
 }

@@ -130,7 +130,7 @@ __global__ void headwise_norm_forward_kernel(const T* __restrict__ x, const Out*
 // q + groups, ..., `groups` a multiple of the heads, so that its rows are one
 // head's and each lane's columns stay the same. A group sums dy · x̂ of its
 // columns in its slice of shared memory and writes the sums once, to
-// partial[q / heads][head · head_dim + column] (norm_backward_grid).
+// partial[q / heads][head · head_dim + column] (headwise_norm_weight_chunks).
 // kResidual: x is the sum x + delta of the forward, dx (rounded to T) is
 // added to the sum's own gradient d_sum (none when null), and the total goes
 // to dx and, in Out, to d_delta: the sums and roundings of autograd's
@@ -470,39 +470,9 @@ void with_residual_form(bool residual, Launch&& launch) {
     launch(std::false_type{});
 }
 
-// The backward's persistent grid (headwise_norm_backward_kernel): as many
-// blocks as the device keeps resident at once, or fewer where the rows are
-// fewer than their lane groups, rounded up to make the lane groups a multiple
-// of the heads; and the rows of partial weight sums it writes, one per
-// `heads` lane groups. None for no rows.
-struct NormBackwardGrid {
-  unsigned blocks = 0;
-  int chunks = 0;
-  size_t smem_bytes = 0;
-};
-
-template <class T, class Out>
-NormBackwardGrid norm_backward_grid(const HeadwiseNormShape& s, bool residual) {
-  NormBackwardGrid grid;
-  if (s.rows == 0) return grid;
-  with_norm_geometry(s, [&](auto pairs, int group, unsigned row_blocks) {
-    with_residual_form(residual, [&](auto form) {
-      const int block_groups = kThreads / group;
-      grid.smem_bytes = size_t(block_groups) * s.head_dim * sizeof(float);
-      int device = 0, sms = 1, per_sm = 1;
-      cudaGetDevice(&device);
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, headwise_norm_backward_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>, kThreads,
-          grid.smem_bytes);
-      const int64_t resident = int64_t(sms) * std::max(per_sm, 1);
-      const int64_t unit = s.heads / std::gcd(s.heads, block_groups);
-      const int64_t blocks = (std::min<int64_t>(row_blocks, resident) + unit - 1) / unit * unit;
-      grid.blocks = unsigned(blocks);
-      grid.chunks = int(blocks * block_groups / s.heads);
-    });
-  });
-  return grid;
+// The backward's shared memory: a float per column for each lane group of a block.
+size_t norm_backward_smem_bytes(const HeadwiseNormShape& s, int group) {
+  return size_t(kThreads / group) * s.head_dim * sizeof(float);
 }
 
 // The grid's y dimension takes at most this many blocks.
@@ -521,9 +491,31 @@ bool causal_conv_kernels_take(CausalConvShape shape) {
   return shape.channels % 2 == 0 && shape.kernel >= 1 && shape.kernel <= kMaxCausalConvKernel &&
          shape.batch * time_tiles(shape) <= kMaxGridY;
 }
+// The backward's persistent grid (headwise_norm_backward_kernel) in rows of
+// partial weight sums, one per `heads` lane groups: as many blocks as the
+// device keeps resident at once, or fewer where the rows are fewer than their
+// lane groups, rounded up to make the lane groups a multiple of the heads.
+// None for no rows.
 template <class T, class Out>
 int headwise_norm_weight_chunks(HeadwiseNormShape shape, bool residual) {
-  return norm_backward_grid<T, Out>(shape, residual).chunks;
+  if (shape.rows == 0) return 0;
+  int chunks = 0;
+  with_norm_geometry(shape, [&](auto pairs, int group, unsigned row_blocks) {
+    with_residual_form(residual, [&](auto form) {
+      const int block_groups = kThreads / group;
+      int device = 0, sms = 1, per_sm = 1;
+      cudaGetDevice(&device);
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, headwise_norm_backward_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>, kThreads,
+          norm_backward_smem_bytes(shape, group));
+      const int64_t resident = int64_t(sms) * std::max(per_sm, 1);
+      const int64_t unit = shape.heads / std::gcd(shape.heads, block_groups);
+      const int64_t blocks = (std::min<int64_t>(row_blocks, resident) + unit - 1) / unit * unit;
+      chunks = int(blocks * block_groups / shape.heads);
+    });
+  });
+  return chunks;
 }
 int causal_conv_param_chunks(CausalConvShape shape) { return int(shape.batch * time_tiles(shape)); }
 
@@ -545,17 +537,22 @@ cudaError_t launch_headwise_norm_backward(const T* x, const Out* dy, const float
                                           const float* rstd, NormResidual<Out*, const T*> residual, T* dx,
                                           float* d_weight_partial, HeadwiseNormShape shape, int chunks,
                                           cudaStream_t stream) {
-  const NormBackwardGrid grid = norm_backward_grid<T, Out>(shape, residual.delta != nullptr);
-  if (grid.chunks != chunks) return cudaErrorInvalidValue;  // the partial sums were sized for another grid
-  if (grid.blocks == 0) return cudaSuccess;
+  if (chunks == 0) return cudaSuccess;
+  cudaError_t status = cudaSuccess;
   with_norm_geometry(shape, [&](auto pairs, int group, unsigned) {
+    // The lane groups headwise_norm_weight_chunks counted, whole blocks of them.
+    const int64_t groups = int64_t(chunks) * shape.heads, block_groups = kThreads / group;
+    if (groups % block_groups != 0) {
+      status = cudaErrorInvalidValue;
+      return;
+    }
     with_residual_form(residual.delta != nullptr, [&](auto form) {
       headwise_norm_backward_kernel<T, Out, decltype(pairs)::value, decltype(form)::value>
-          <<<grid.blocks, kThreads, grid.smem_bytes, stream>>>(x, dy, weight, mean, rstd, residual.sum, dx,
-                                                                residual.delta, d_weight_partial, shape, group);
+          <<<unsigned(groups / block_groups), kThreads, norm_backward_smem_bytes(shape, group), stream>>>(
+              x, dy, weight, mean, rstd, residual.sum, dx, residual.delta, d_weight_partial, shape, group);
     });
   });
-  return cudaGetLastError();
+  return status != cudaSuccess ? status : cudaGetLastError();
 }
 
 template <class T>
