@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""The state-tracking suite of ../shared/TASKS.md (issue 27): tasks × model rows ×
-learning rates × seeds through `flashtrain`, each run trained on lengths 3..40
-until its training loss reaches --target-loss or the steps cap, its final
-checkpoint scored on lengths 40..256 (4096 answers); per (task, model) the
-maximum and median scaled accuracy and the runs solved (>= 0.9), written as
-suite.json, table.txt and, with matplotlib, the heat map and accuracy by length.
+"""The state-tracking suite of docs/TASKS.md: tasks x model rows x learning
+rates x seeds through `flashtrain`, each run trained on lengths 3..40 until its
+training loss reaches --target-loss (an exact fit) or the steps cap, its final
+checkpoint scored on three bands of lengths: the training lengths (did it fit?),
+40..256 and 257..1024 (4096 sequences each). Per (task, model) and test band:
+over the runs that fit their training lengths, the maximum and median scaled
+accuracy, and the runs solved (>= 0.9) of all runs; written as suite.json,
+table.txt (the published values beside ours) and, with matplotlib, the heat map
+and accuracy by length.
 
     python3 experiments/tasks/run_suite.py --out DIR [--tasks parity,s5]
         [--models lstm,lstm_block,slstm,transformer,linear_scan,gru,elman]
-        [--lrs 1e-2,1e-3,1e-4] [--seeds 0,1,2] [--steps 20000]
-        [--steps-for parity=100000,...] [--target-loss 1e-4]
-        [--jobs N] [--gpus 0,1] [--deadline SECONDS] [--report-only]
-        [--pack FILE.tgz] [--flashtrain build/trainer/flashtrain] [-- extra overrides...]
+        [--lrs 1e-2,1e-3,1e-4] [--row-lrs transformer=3e-4,...] [--seeds 0,1,2]
+        [--row-seeds lstm=0,1,2,3,4] [--steps 100000] [--steps-for parity=N,...]
+        [--target-loss 1e-4] [--jobs N] [--gpus 0,1] [--deadline SECONDS]
+        [--report-only] [--pack FILE.tgz] [--flashtrain build/trainer/flashtrain]
+        [-- extra overrides...]
+
+Every row gets the same step cap and seeds-by-rates grid; the defaults are the
+xLSTM paper's (100k steps, lr {1e-2, 1e-3, 1e-4}) plus 3e-4 for the
+Transformer and the linear scan, 3 seeds and 5 for the plain LSTM.
 
 Runs live in DIR/runs/<task>-<model>-lr<lr>-seed<seed>/ (flashtrain's dump
 folder: metrics.jsonl, log.txt, checkpoints; run.json, the settings it was
@@ -46,9 +54,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import published  # noqa: E402  the papers' values, beside ours in the table
 
 TASKS = ["parity", "even_pairs", "cycle_navigation", "modular_arithmetic",
-         "modular_arithmetic_brackets", "majority", "majority_count", "s5", "z60"]
+         "modular_arithmetic_brackets", "majority", "majority_count", "s5", "z60",
+         "bucket_sort", "missing_duplicate", "solve_equation"]
 
 # The model rows: flashtrain overrides on configs/tasks_parity.toml. "lstm" is
 # the papers' LSTM (plain recurrent layers, each one dense head as wide as the
@@ -74,8 +85,18 @@ MODEL_ROWS = {
 # keeps them equal); pinning it here keeps a suite's runs alike when the
 # config is edited between invocations.
 WIDTH, LAYERS, BATCH, VALIDATION_BATCHES = 128, 2, 256, 16
-TRAIN_LENGTHS, TEST_LENGTHS = (3, 40), (40, 256)
+TRAIN_LENGTHS, TEST_LENGTHS, LONG_LENGTHS = (3, 40), (40, 256), (257, 1024)
+# The scored bands of a run's final validation (flashtrain's "bands"), in
+# table order, and what a table calls them.
+BANDS = {"test": f"{TEST_LENGTHS[0]}-{TEST_LENGTHS[1]}", "long": f"{LONG_LENGTHS[0]}-{LONG_LENGTHS[1]}"}
 FINAL_LR = 1e-5
+# The grid every row gets, and what some rows get beside it: the xLSTM paper's
+# rates; the Transformer and the linear scan also 3e-4 (they often do best at
+# low rates); five seeds for the plain LSTM, the row the targets are set on.
+LRS, SEEDS = (1e-2, 1e-3, 1e-4), (0, 1, 2)
+ROW_LRS = {"transformer": (3e-4,), "linear_scan": (3e-4,)}
+ROW_SEEDS = {"lstm": (0, 1, 2, 3, 4)}
+STEPS = 100000
 RECIPE = [
     f"--model.dim={WIDTH}", f"--model.n_layers={LAYERS}",
     "--optimizer.name=adamw", "--optimizer.beta1=0.9", "--optimizer.beta2=0.99",
@@ -83,18 +104,23 @@ RECIPE = [
     "--lr_scheduler.decay=cosine",
     f"--data.task_train_min_len={TRAIN_LENGTHS[0]}", f"--data.task_train_max_len={TRAIN_LENGTHS[1]}",
     f"--data.task_val_min_len={TEST_LENGTHS[0]}", f"--data.task_val_max_len={TEST_LENGTHS[1]}",
+    f"--data.task_val_long_max_len={LONG_LENGTHS[1]}",
     f"--validation.steps={VALIDATION_BATCHES}", "--checkpoint.keep_last=1",
 ]
 RECIPE_TEXT = (f"AdamW (0.9, 0.99), weight decay 0.1, batch {BATCH}, 10 % warm-up then cosine "
                f"to min(1e-5, lr/10); width {WIDTH}, {LAYERS} layers/blocks; trained on "
                f"lengths {TRAIN_LENGTHS[0]}-{TRAIN_LENGTHS[1]}, final checkpoint evaluated on "
-               f"{TEST_LENGTHS[0]}-{TEST_LENGTHS[1]} ({VALIDATION_BATCHES} x {BATCH} sequences)")
+               f"{TRAIN_LENGTHS[0]}-{TRAIN_LENGTHS[1]}, {BANDS['test']} and {BANDS['long']} "
+               f"({VALIDATION_BATCHES} x {BATCH} sequences each)")
 SOLVED = 0.9
-SELECTION = (f"score = scaled accuracy of the final checkpoint on the test lengths (s5, z60: "
-             f"per-position token accuracy, scaled); per (task, model) over every finished run "
-             f"(learning rates x seeds): max = the best run's score (selected on the test "
-             f"lengths, as the xLSTM paper reports), median of all, solved k/n = runs scoring "
-             f">= {SOLVED} of those finished")
+FITTED = 0.95
+SELECTION = (f"score = scaled accuracy of the final checkpoint on a test band, the prediction being "
+             f"the answer token of highest logit (s5, z60: per-position accuracy over the positions "
+             f"beyond the training lengths; bucket_sort: per-token accuracy over the output); a run "
+             f"is fitted when it scores >= {FITTED} on its training lengths; per (task, model): "
+             f"max = the best fitted run (selected on the test band, as the papers report), median "
+             f"of the fitted runs, solved k/n = runs scoring >= {SOLVED} of all finished runs, "
+             f"fitted m = runs fitted; 'not fitted' when none is, with the best in-distribution score")
 GRACE_SECONDS = 30  # after SIGTERM at the deadline, before SIGKILL
 PACKED_TRAIN_EVERY = 500  # --pack keeps training records of these steps (and each attempt's last)
 PACKED_LOG_LINES = 40
@@ -112,12 +138,18 @@ def run_name(run):
     return f"{run['task']}-{run['model']}-lr{lr_label(run['lr'])}-seed{run['seed']}"
 
 
-def plan(tasks, models, lrs, seeds, steps, steps_for):
+def plan(tasks, models, lrs, seeds, steps, steps_for, row_lrs=None, row_seeds=None):
     """The runs in queue order: seeds outermost, then learning rates, then tasks
     and models, so every (task, model) cell gets runs early. Each run is a dict
-    of task, model, lr, seed and steps (its cap: steps_for[task] or steps)."""
+    of task, model, lr, seed and steps (its cap: steps_for[task] or steps). A
+    row takes the rates lrs + row_lrs[model] and the seeds row_seeds[model]
+    (default: seeds)."""
+    row_lrs, row_seeds = row_lrs or {}, row_seeds or {}
+    all_seeds = sorted(set(seeds).union(*row_seeds.values()))
+    all_lrs = sorted(set(lrs).union(*row_lrs.values()), reverse=True)
     return [{"task": t, "model": m, "lr": lr, "seed": s, "steps": steps_for.get(t, steps)}
-            for s in seeds for lr in lrs for t in tasks for m in models]
+            for s in all_seeds for lr in all_lrs for t in tasks for m in models
+            if s in row_seeds.get(m, seeds) and (lr in lrs or lr in row_lrs.get(m, ()))]
 
 
 def recipe_overrides(steps, lr):
@@ -236,51 +268,83 @@ def execute(args, run, settings, gpu, stop_at):
     return "no final validation"
 
 
+def band_scores(validation):
+    """{band: {scaled_accuracy, accuracy, sequence_accuracy}} of a validation
+    record's bands (train, test, long)."""
+    keys = ("scaled_accuracy", "accuracy", "sequence_accuracy")
+    return {name: {k: band.get(k) for k in keys} for name, band in validation.get("bands", {}).items()}
+
+
 def run_record(out, run, status):
-    """suite.json's record of one run: grid point, status and final scores."""
+    """suite.json's record of one run: grid point, status, the final scores of
+    each band, whether it fitted its training lengths, and its answers by
+    length over both test bands."""
     metrics = read_metrics(os.path.join(out, "runs", run_name(run), "metrics.jsonl"), run["steps"])
     val = metrics["final_validation"] if metrics["finished"] else None
+    bands = band_scores(val) if val else {}
+    train_score = bands.get("train", {}).get("scaled_accuracy")
+    by_length = []
+    for name in BANDS:
+        if val and name in val.get("bands", {}):
+            by_length += val["bands"][name].get("answers_by_length") or []
     return {"run": run_name(run), **run, "status": status, "finished": metrics["finished"],
             "steps_trained": metrics["steps_trained"], "stopped_early": metrics["stopped_early"],
             "final_train_loss": metrics["final_train_loss"],
-            "scaled_accuracy": val.get("scaled_accuracy") if val else None,
-            "accuracy": val.get("accuracy") if val else None,
-            "sequence_accuracy": val.get("sequence_accuracy") if val else None,
-            "answers_by_length": val.get("answers_by_length") if val else None}
+            "fitted": None if train_score is None else train_score >= FITTED,
+            "bands": bands,
+            "scaled_accuracy": bands.get("test", {}).get("scaled_accuracy"),
+            "answers_by_length": by_length or None}
 
 
-def cell_stats(scores):
-    """max, median and solved (score >= SOLVED) of a cell's scores, and their number."""
+def cell_stats(scores, finished):
+    """max, median and solved (score >= SOLVED) of the fitted runs' scores of a
+    band, out of `finished` runs."""
     if not scores:
-        return {"max": None, "median": None, "solved": 0, "finished": 0}
+        return {"max": None, "median": None, "solved": 0, "finished": finished}
     return {"max": max(scores), "median": statistics.median(scores),
-            "solved": sum(1 for s in scores if s >= SOLVED), "finished": len(scores)}
+            "solved": sum(1 for s in scores if s >= SOLVED), "finished": finished}
 
 
 def summarize_cells(records, tasks, models):
-    """Per task, per model: planned runs, the stats of the finished ones and the
-    best run (highest score; ties: lower final training loss, then fewer steps)."""
+    """Per task, per model: planned, finished and fitted runs, the best
+    in-distribution score, and per test band the stats of the fitted runs and
+    the best of them (highest score; ties: lower final training loss, then
+    fewer steps)."""
     cells = {}
     for task in tasks:
         for model in models:
             runs = [r for r in records if r["task"] == task and r["model"] == model]
-            scored = [r for r in runs if r["finished"] and r["scaled_accuracy"] is not None]
-            cell = {"planned": len(runs), **cell_stats([r["scaled_accuracy"] for r in scored])}
-            if scored:
-                best = max(scored, key=lambda r: (r["scaled_accuracy"],
-                                                  -(r["final_train_loss"] or 0.0), -r["steps_trained"]))
-                cell["best"] = {"run": best["run"], "lr": best["lr"], "seed": best["seed"],
-                                "steps_trained": best["steps_trained"]}
+            finished = [r for r in runs if r["finished"] and r["bands"]]
+            fitted = [r for r in finished if r["fitted"]]
+            train = [r["bands"]["train"]["scaled_accuracy"] for r in finished if "train" in r["bands"]]
+            cell = {"planned": len(runs), "finished": len(finished), "fitted": len(fitted),
+                    "best_in_distribution": max(train) if train else None, "bands": {}}
+            for band in BANDS:
+                scored = [r for r in fitted if band in r["bands"]]
+                stats = cell_stats([r["bands"][band]["scaled_accuracy"] for r in scored], len(finished))
+                if scored:
+                    best = max(scored, key=lambda r: (r["bands"][band]["scaled_accuracy"],
+                                                      -(r["final_train_loss"] or 0.0), -r["steps_trained"]))
+                    stats["best"] = {"run": best["run"], "lr": best["lr"], "seed": best["seed"],
+                                     "steps_trained": best["steps_trained"]}
+                cell["bands"][band] = stats
             cells.setdefault(task, {})[model] = cell
     return cells
 
 
-def format_cell(cell):
-    """A table cell: 'max / median (solved/finished)', '*' when runs are missing."""
+def format_cell(cell, band):
+    """A table cell: 'max / median (solved/finished)', with '; m fitted' when
+    some finished runs did not fit, 'not fitted (best in-distribution)' when
+    none did, '*' when runs are missing."""
     if cell["finished"] == 0:
         return "–"
-    text = f"{cell['max']:.2f} / {cell['median']:.2f} ({cell['solved']}/{cell['finished']})"
-    return text + ("*" if cell["finished"] < cell["planned"] else "")
+    missing = "*" if cell["finished"] < cell["planned"] else ""
+    if cell["fitted"] == 0:
+        return f"not fitted ({cell['best_in_distribution']:.2f}){missing}"
+    stats = cell["bands"][band]
+    fitted = f"; {cell['fitted']} fitted" if cell["fitted"] < cell["finished"] else ""
+    return (f"{stats['max']:.2f} / {stats['median']:.2f} ({stats['solved']}/{stats['finished']}"
+            f"{fitted}){missing}")
 
 
 def steps_text(recipe):
@@ -293,20 +357,49 @@ def steps_text(recipe):
     return text
 
 
+def grid_text(recipe):
+    """'lr 1e-2, 1e-3 (transformer also 3e-4) x seeds 0, 1, 2 (lstm 0..4)'."""
+    def labels(lrs):
+        return ", ".join(lr_label(x) for x in lrs)
+    text = f"lr {labels(recipe['lrs'])}"
+    if recipe["row_lrs"]:
+        text += " (" + "; ".join(f"{m} also {labels(v)}" for m, v in recipe["row_lrs"].items()) + ")"
+    text += f" x seeds {', '.join(str(s) for s in recipe['seeds'])}"
+    if recipe["row_seeds"]:
+        text += " (" + "; ".join(f"{m}: {', '.join(str(s) for s in v)}"
+                                 for m, v in recipe["row_seeds"].items()) + ")"
+    return text
+
+
+def published_columns(tasks):
+    """The published rows that report any of `tasks`, in published.ROWS order."""
+    return [row for row in published.ROWS if any(published.value(task, row) for task in tasks)]
+
+
 def table_text(suite):
-    """table.txt: a markdown table tasks x models, the recipe and the rule."""
+    """table.txt: per test band a markdown table tasks x models (the published
+    values beside the first: the xLSTM paper tests on those lengths), the
+    recipe and the rules."""
     recipe, models = suite["recipe"], suite["models"]
-    lines = [f"State tracking: scaled accuracy on lengths {TEST_LENGTHS[0]}-{TEST_LENGTHS[1]}, "
-             f"max / median (solved k/n) over learning rates x seeds", "",
-             "| task | " + " | ".join(models) + " |", "|---" * (len(models) + 1) + "|"]
-    for task, row in suite["cells"].items():
-        lines.append(f"| {task} | " + " | ".join(format_cell(row[m]) for m in models) + " |")
+    tasks = list(suite["cells"])
+    lines = []
+    for band, lengths in BANDS.items():
+        columns = published_columns(tasks) if band == "test" else []
+        lines += [f"State tracking: scaled accuracy on lengths {lengths}, max / median (solved k/n) over "
+                  f"learning rates x seeds" + ("; published values beside (P)" if columns else ""), "",
+                  "| task | " + " | ".join(models) + "".join(f" | P: {published.ROWS[c]}" for c in columns)
+                  + " |", "|---" * (len(models) + len(columns) + 1) + "|"]
+        for task, row in suite["cells"].items():
+            cells = [format_cell(row[m], band) for m in models] + [published.text(task, c) for c in columns]
+            lines.append(f"| {task} | " + " | ".join(cells) + " |")
+        lines.append("")
     missing = any(c["finished"] < c["planned"] for row in suite["cells"].values() for c in row.values())
-    lines += ["", f"Recipe: {steps_text(recipe)}; lr {', '.join(lr_label(x) for x in recipe['lrs'])} "
-                  f"x seeds {', '.join(str(s) for s in recipe['seeds'])}; {RECIPE_TEXT}."]
+    lines += [f"Recipe: {steps_text(recipe)}; {grid_text(recipe)}; {RECIPE_TEXT}."]
     if recipe["extra"]:
         lines.append("Extra overrides: " + " ".join(recipe["extra"]))
     lines.append(f"Selection: {SELECTION}.")
+    if published_columns(tasks):
+        lines.append(f"Published (P): {published.SOURCES}.")
     if missing:
         lines.append("*: fewer runs finished than planned (rerun the command to finish them).")
     return "\n".join(lines) + "\n"
@@ -385,6 +478,24 @@ def parse_list(text, convert, what):
     return values
 
 
+def parse_row_values(text, convert, what):
+    """--row-lrs 'transformer=3e-4,linear_scan=3e-4' / --row-seeds 'lstm=0,1,2,3,4'
+    -> {model: (values...)}: a model name starts each group."""
+    groups, model = {}, None
+    for item in filter(None, text.split(",")):
+        if "=" in item:
+            model, _, item = item.partition("=")
+            if model not in MODEL_ROWS:
+                sys.exit(f"run_suite: --{what}: unknown model {model!r}; known: {list(MODEL_ROWS)}")
+        if model is None:
+            sys.exit(f"run_suite: --{what} {text!r}: expected MODEL=V,V,MODEL=V")
+        try:
+            groups.setdefault(model, []).append(convert(item))
+        except ValueError as error:
+            sys.exit(f"run_suite: --{what} {text!r}: {error}")
+    return {m: tuple(v) for m, v in groups.items()}
+
+
 def parse_steps_for(text):
     """--steps-for 'parity=100000,s5=50000' -> {task: steps}."""
     caps = {}
@@ -402,9 +513,15 @@ def parse_args(argv):
     parser.add_argument("--out", required=True, help="folder of runs/, suite.json, table.txt, plots")
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--models", default=",".join(MODEL_ROWS), help="rows of MODEL_ROWS")
-    parser.add_argument("--lrs", default="1e-2,1e-3,1e-4", help="peak learning rates")
-    parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--steps", type=int, default=20000, help="steps cap of every task")
+    parser.add_argument("--lrs", default=",".join(f"{x:g}" for x in LRS), help="peak learning rates of every row")
+    parser.add_argument("--row-lrs", default=",".join(f"{m}=" + ",".join(f"{x:g}" for x in v)
+                                                      for m, v in ROW_LRS.items()),
+                        help="more rates for some rows: model=lr,lr,model=lr ('' for none)")
+    parser.add_argument("--seeds", default=",".join(str(x) for x in SEEDS))
+    parser.add_argument("--row-seeds", default=",".join(f"{m}=" + ",".join(str(x) for x in v)
+                                                       for m, v in ROW_SEEDS.items()),
+                        help="other seeds for some rows: model=s,s ('' for none)")
+    parser.add_argument("--steps", type=int, default=STEPS, help="steps cap of every task")
     parser.add_argument("--steps-for", default="", help="per-task caps: task=N,task=N")
     parser.add_argument("--target-loss", type=float, default=1e-4,
                         help="stop a run at this mean training loss (0: train to the cap)")
@@ -418,7 +535,8 @@ def parse_args(argv):
                         help="seconds after which no run starts and running ones are stopped")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing; write the report of the runs in --out")
-    parser.add_argument("--plot-task", default="parity", help="task of the accuracy-by-length plot")
+    parser.add_argument("--plot-tasks", default="parity,even_pairs,cycle_navigation,modular_arithmetic",
+                        help="tasks of the accuracy-by-length plot")
     parser.add_argument("--pack", default="", help="also write the report and the runs' records "
                         "(thinned metrics, run.json, log tails) into this .tgz")
     parser.add_argument("extra", nargs="*", help="more --section.key=value overrides (after --)")
@@ -427,12 +545,14 @@ def parse_args(argv):
     args.models = parse_list(args.models, str, "models")
     args.lrs = parse_list(args.lrs, float, "lrs")
     args.seeds = parse_list(args.seeds, int, "seeds")
+    args.row_lrs = parse_row_values(args.row_lrs, float, "row-lrs")
+    args.row_seeds = parse_row_values(args.row_seeds, int, "row-seeds")
     args.steps_for = parse_steps_for(args.steps_for)
     for name, known in (("tasks", TASKS), ("models", list(MODEL_ROWS))):
         unknown = [v for v in getattr(args, name) if v not in known]
         if unknown:
             sys.exit(f"run_suite: unknown {name} {unknown}; known: {known}")
-    if any(lr <= 0 for lr in args.lrs):
+    if any(lr <= 0 for lr in args.lrs + [x for v in args.row_lrs.values() for x in v]):
         sys.exit(f"run_suite: --lrs must be positive, got {args.lrs}")
     if args.steps < 1 or args.jobs < 1 or args.checkpoint_interval < 0:
         sys.exit("run_suite: --steps and --jobs must be >= 1, --checkpoint-interval >= 0")
@@ -462,8 +582,9 @@ def run_all(args, runs, settings):
             tokens.put(gpu)
         record = run_record(args.out, runs[index], status)
         score = record["scaled_accuracy"]
+        fit = {None: "", True: "", False: " (not fitted)"}[record["fitted"]]
         with print_lock:
-            print(f"{record['run']:48s} {'-' if score is None else f'{score:6.3f}'} "
+            print(f"{record['run']:48s} {'-' if score is None else f'{score:6.3f}'}{fit} "
                   f"step {record['steps_trained']}{' (target loss)' if record['stopped_early'] else ''}"
                   f" [{status}]", flush=True)
         return status
@@ -478,13 +599,17 @@ def report(args, runs, statuses):
     suite = {"command": " ".join(sys.argv),
              "recipe": {"steps": args.steps, "steps_for": args.steps_for,
                         "target_loss": args.target_loss, "lrs": args.lrs, "seeds": args.seeds,
+                        "row_lrs": args.row_lrs, "row_seeds": args.row_seeds,
                         "batch": BATCH, "width": WIDTH, "layers": LAYERS,
                         "train_lengths": list(TRAIN_LENGTHS), "test_lengths": list(TEST_LENGTHS),
+                        "long_lengths": list(LONG_LENGTHS), "bands": BANDS,
                         "validation_sequences": VALIDATION_BATCHES * BATCH,
                         "checkpoint_interval": args.checkpoint_interval,
                         "overrides": RECIPE, "description": RECIPE_TEXT, "extra": args.extra},
              "models": {m: MODEL_ROWS[m] for m in args.models},
-             "solved_threshold": SOLVED, "selection": SELECTION,
+             "solved_threshold": SOLVED, "fitted_threshold": FITTED, "selection": SELECTION,
+             "published": {"sources": published.SOURCES,
+                           "values": {t: published.VALUES[t] for t in args.tasks if t in published.VALUES}},
              "cells": summarize_cells(records, args.tasks, args.models),
              "runs": records}
     write_json(os.path.join(args.out, "suite.json"), suite)
@@ -493,7 +618,7 @@ def report(args, runs, statuses):
     sys.path.insert(0, HERE)
     import plot_suite
     try:
-        written = plot_suite.draw(suite, args.out, args.plot_task)
+        written = plot_suite.draw(suite, args.out, [t for t in args.plot_tasks.split(",") if t])
         print("plots: " + ", ".join(written))
     except ImportError:
         print("no plots: needs matplotlib (python3 experiments/tasks/plot_suite.py suite.json)")
@@ -503,7 +628,8 @@ def report(args, runs, statuses):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
-    runs = plan(args.tasks, args.models, args.lrs, args.seeds, args.steps, args.steps_for)
+    runs = plan(args.tasks, args.models, args.lrs, args.seeds, args.steps, args.steps_for,
+                args.row_lrs, args.row_seeds)
     config = os.path.relpath(args.config, REPO) if args.config.startswith(REPO) else args.config
     settings = [run_settings(run, run_overrides(run, args.target_loss, args.checkpoint_interval, args.extra),
                              config) for run in runs]

@@ -13,10 +13,12 @@ SUITE = os.path.join(HERE, "run_suite.py")
 sys.path.insert(0, HERE)
 import run_suite  # noqa: E402
 
-# Writes the metrics.jsonl a task run writes. The score encodes the run:
-# lstm 0.95 at lr 1e-2, else 0.1 x (seed + 1) (transformer: half that). Runs of
-# lr 1e-2 reach the target loss at step 30 (an early stop); the others train to
-# the cap. Answer-last tasks get answers_by_length over lengths 40..256. It
+# Writes the metrics.jsonl a task run writes. The score on 40..256 encodes the
+# run: lstm 0.95 at lr 1e-2, else 0.1 x (seed + 1) (transformer: half that);
+# on 257..1024 half of it. Every run fits its training lengths but the
+# transformer on s5. Runs of lr 1e-2 reach the target loss at step 30 (an
+# early stop); the others train to the cap. Answer-last tasks get
+# answers_by_length over lengths 40..256 and 257..1024. It
 # exits 3 for slstm on s5, sleeps (until SIGTERM: a checkpoint, exit 143) when
 # FAKE_SLEEP names the run's folder, resumes when a checkpoint is there, and
 # logs each invocation, its GPU and arguments to calls.jsonl beside itself.
@@ -52,11 +54,15 @@ write({"kind": "train", "step": last, "loss": 5e-5 if early else 0.2})
 if early:
     write({"kind": "event", "event": "target_loss", "step": last})
 score = 0.95 if (model == "lstm" and early) else 0.1 * (seed + 1) * (0.5 if model == "transformer" else 1)
-val = {"kind": "val", "step": last, "loss": 0.1, "accuracy": (1 + score) / 2,
-       "scaled_accuracy": score, "sequence_accuracy": (1 + score) / 2}
-if task not in ("s5", "z60"):
-    val["answers_by_length"] = [[n, 16 if n <= 100 else 8, 16] for n in range(40, 257)]
-write(val)
+def band(scaled, lengths):
+    scores = {"scaled_accuracy": scaled, "accuracy": (1 + scaled) / 2, "sequence_accuracy": (1 + scaled) / 2}
+    if task not in ("s5", "z60"):
+        scores["answers_by_length"] = [[n, 16 if n <= 100 else 8, 16] for n in lengths]
+    return scores
+fitted = 0.3 if (task == "s5" and model == "transformer") else 1.0
+bands = {"test": band(score, range(40, 257)), "train": band(fitted, range(3, 41)),
+         "long": band(score / 2, range(257, 1025))}
+write({"kind": "val", "step": last, "loss": 0.1, **{k: v for k, v in bands["test"].items()}, "bands": bands})
 '''
 
 
@@ -66,6 +72,33 @@ class Helpers(unittest.TestCase):
                          ["1e-2", "1e-3", "1e-4", "2.5e-3", "3e-1"])
         run = {"task": "parity", "model": "lstm_block", "lr": 1e-3, "seed": 2, "steps": 5}
         self.assertEqual(run_suite.run_name(run), "parity-lstm_block-lr1e-3-seed2")
+
+    def test_rows_get_their_own_rates_and_seeds(self):
+        runs = run_suite.plan(["parity"], ["lstm", "transformer"], [1e-2, 1e-3], [0, 1], 100, {},
+                              {"transformer": (3e-4,)}, {"lstm": (0, 1, 2)})
+        lstm = {(r["lr"], r["seed"]) for r in runs if r["model"] == "lstm"}
+        transformer = {(r["lr"], r["seed"]) for r in runs if r["model"] == "transformer"}
+        self.assertEqual(lstm, {(lr, s) for lr in (1e-2, 1e-3) for s in (0, 1, 2)})
+        self.assertEqual(transformer, {(lr, s) for lr in (1e-2, 1e-3, 3e-4) for s in (0, 1)})
+        self.assertEqual(len(runs), 12)
+        self.assertEqual(run_suite.parse_row_values("transformer=3e-4,1e-5,linear_scan=3e-4", float, "row-lrs"),
+                         {"transformer": (3e-4, 1e-5), "linear_scan": (3e-4,)})
+        self.assertEqual(run_suite.parse_row_values("", int, "row-seeds"), {})
+
+    def test_defaults_give_every_row_the_papers_grid(self):
+        args = run_suite.parse_args(["--out", "x", "--report-only"])
+        self.assertEqual(args.steps, 100000)
+        runs = run_suite.plan(args.tasks, args.models, args.lrs, args.seeds, args.steps, args.steps_for,
+                              args.row_lrs, args.row_seeds)
+        per_cell = {}
+        for r in runs:
+            per_cell.setdefault((r["task"], r["model"]), set()).add((r["lr"], r["seed"]))
+        self.assertEqual(len(args.tasks), 12)
+        for (task, model), grid in per_cell.items():
+            lrs = {1e-2, 1e-3, 1e-4} | ({3e-4} if model in ("transformer", "linear_scan") else set())
+            seeds = {0, 1, 2, 3, 4} if model == "lstm" else {0, 1, 2}
+            self.assertEqual(grid, {(lr, s) for lr in lrs for s in seeds}, (task, model))
+        self.assertEqual({r["steps"] for r in runs}, {100000})
 
     def test_plan_goes_seed_then_lr_then_cells(self):
         runs = run_suite.plan(["parity", "s5"], ["lstm", "gru"], [1e-2, 1e-3], [0, 1], 100, {"s5": 7})
@@ -78,11 +111,21 @@ class Helpers(unittest.TestCase):
         self.assertEqual({r["steps"] for r in runs if r["task"] == "parity"}, {100})
 
     def test_cell_stats(self):
-        self.assertEqual(run_suite.cell_stats([0.95, 0.2, 0.91, 0.5]),
+        self.assertEqual(run_suite.cell_stats([0.95, 0.2, 0.91, 0.5], 4),
                          {"max": 0.95, "median": (0.5 + 0.91) / 2, "solved": 2, "finished": 4})
-        self.assertEqual(run_suite.cell_stats([0.3, 0.1, 0.9]),
-                         {"max": 0.9, "median": 0.3, "solved": 1, "finished": 3})
-        self.assertEqual(run_suite.cell_stats([])["max"], None)
+        self.assertEqual(run_suite.cell_stats([0.3, 0.1, 0.9], 5),
+                         {"max": 0.9, "median": 0.3, "solved": 1, "finished": 5})
+        self.assertEqual(run_suite.cell_stats([], 2)["max"], None)
+
+    def test_cells_score_fitted_runs_and_name_the_unfitted(self):
+        cell = {"planned": 3, "finished": 3, "fitted": 2, "best_in_distribution": 1.0,
+                "bands": {"test": {"max": 0.97, "median": 0.9, "solved": 2, "finished": 3}}}
+        self.assertEqual(run_suite.format_cell(cell, "test"), "0.97 / 0.90 (2/3; 2 fitted)")
+        self.assertEqual(run_suite.format_cell({**cell, "fitted": 3}, "test"), "0.97 / 0.90 (2/3)")
+        self.assertEqual(run_suite.format_cell({**cell, "fitted": 0, "best_in_distribution": 0.41}, "test"),
+                         "not fitted (0.41)")
+        self.assertEqual(run_suite.format_cell({**cell, "planned": 4}, "test"), "0.97 / 0.90 (2/3; 2 fitted)*")
+        self.assertEqual(run_suite.format_cell({**cell, "finished": 0}, "test"), "–")
 
     def test_recipe_overrides(self):
         overrides = run_suite.run_overrides({"task": "parity", "model": "lstm", "lr": 1e-3, "seed": 1,
@@ -91,6 +134,7 @@ class Helpers(unittest.TestCase):
                        "--optimizer.beta2=0.99", "--lr_scheduler.warmup_steps=500",
                        "--lr_scheduler.min_lr_ratio=0.01", "--validation.every=5000",
                        "--validation.steps=16", "--training.local_batch_size=256",
+                       "--data.task_val_long_max_len=1024",
                        "--training.target_loss=0.0001", "--checkpoint.interval=2000"):
             self.assertIn(wanted, overrides)
         self.assertEqual(overrides[-1], "--x.y=1")
@@ -164,7 +208,8 @@ class EndToEnd(unittest.TestCase):
     def suite(self, *extra, env=None, code=0):
         result = subprocess.run([sys.executable, SUITE, "--out", self.out, "--flashtrain", self.fake,
                                  "--tasks", "parity,s5", "--models", "lstm,slstm,transformer",
-                                 "--lrs", "1e-2,1e-3", "--seeds", "0,1", "--steps", "50", *extra],
+                                 "--lrs", "1e-2,1e-3", "--seeds", "0,1", "--row-seeds", "", "--steps", "50",
+                                 *extra],
                                 capture_output=True, text=True, cwd=self.dir.name,
                                 env={**os.environ, **(env or {})})
         self.assertEqual(result.returncode, code, result.stdout + result.stderr)
@@ -182,7 +227,7 @@ class EndToEnd(unittest.TestCase):
 
     def test_grid_scores_table_and_schema(self):
         suite, stdout = self.suite("--jobs", "3", "--gpus", "0,1", "--", "--metrics.log_every=5")
-        self.assertEqual(len(suite["runs"]), 24)
+        self.assertEqual(len(suite["runs"]), 28)  # the transformer also at 3e-4
         self.assertEqual({c["gpu"] for c in self.calls()}, {"0", "1"})
         argv = self.calls()[0]["argv"]
         self.assertIn("--training.target_loss=0.0001", argv)
@@ -192,21 +237,28 @@ class EndToEnd(unittest.TestCase):
 
         run = next(r for r in suite["runs"] if r["run"] == "parity-lstm-lr1e-2-seed1")
         for key in ("task", "model", "lr", "seed", "steps", "status", "steps_trained", "stopped_early",
-                    "scaled_accuracy", "accuracy", "sequence_accuracy", "final_train_loss",
-                    "answers_by_length"):
+                    "scaled_accuracy", "bands", "fitted", "final_train_loss", "answers_by_length"):
             self.assertIn(key, run)
-        self.assertEqual((run["steps_trained"], run["stopped_early"], run["scaled_accuracy"]), (30, True, 0.95))
-        self.assertEqual(run["answers_by_length"][0], [40, 16, 16])
+        self.assertEqual((run["steps_trained"], run["stopped_early"], run["scaled_accuracy"], run["fitted"]),
+                         (30, True, 0.95, True))
+        self.assertEqual(run["bands"]["long"]["scaled_accuracy"], 0.475)
+        self.assertEqual(run["answers_by_length"][0], [40, 16, 16])  # both test bands, in order
+        self.assertEqual(run["answers_by_length"][-1], [1024, 8, 16])
         late = next(r for r in suite["runs"] if r["run"] == "s5-transformer-lr1e-3-seed1")
-        self.assertEqual((late["steps_trained"], late["stopped_early"], late["answers_by_length"]),
-                         (50, False, None))
+        self.assertEqual((late["steps_trained"], late["stopped_early"], late["answers_by_length"], late["fitted"]),
+                         (50, False, None, False))
 
         cell = suite["cells"]["parity"]["lstm"]  # 0.95, 0.95, 0.1, 0.2
-        self.assertEqual((cell["max"], cell["median"], cell["solved"], cell["finished"], cell["planned"]),
+        test = cell["bands"]["test"]
+        self.assertEqual((test["max"], test["median"], test["solved"], cell["finished"], cell["planned"]),
                          (0.95, 0.575, 2, 4, 4))
-        self.assertEqual(cell["best"]["lr"], 1e-2)
+        self.assertEqual(test["best"]["lr"], 1e-2)
+        self.assertEqual(cell["bands"]["long"]["max"], 0.475)
+        unfitted = suite["cells"]["s5"]["transformer"]
+        self.assertEqual((unfitted["fitted"], unfitted["finished"], unfitted["best_in_distribution"]), (0, 6, 0.3))
+        self.assertIsNone(unfitted["bands"]["test"]["max"])
         failed = suite["cells"]["s5"]["slstm"]
-        self.assertEqual((failed["max"], failed["finished"], failed["planned"]), (None, 0, 4))
+        self.assertEqual((failed["bands"]["test"]["max"], failed["finished"], failed["planned"]), (None, 0, 4))
         self.assertTrue(all(r["status"].startswith("failed (exit 3")
                             for r in suite["runs"] if r["task"] == "s5" and r["model"] == "slstm"))
         self.assertEqual(suite["models"]["slstm"], run_suite.MODEL_ROWS["slstm"])
@@ -216,10 +268,14 @@ class EndToEnd(unittest.TestCase):
 
         with open(os.path.join(self.out, "table.txt")) as f:
             table = f.read()
-        self.assertIn("| task | lstm | slstm | transformer |", table)
+        self.assertIn("| task | lstm | slstm | transformer | P: sLSTM, xLSTM Fig. 4 |", table)
         self.assertIn("| parity | 0.95 / 0.57 (2/4) |", table)
-        self.assertIn("| s5 | 0.95 / 0.57 (2/4) | – |", table)
-        self.assertIn("at most 50 steps, stopped at training loss <= 0.0001; lr 1e-2, 1e-3 x seeds 0, 1", table)
+        self.assertIn("| s5 | 0.95 / 0.57 (2/4) | – | not fitted (0.30) | – |", table)
+        self.assertIn("lengths 257-1024", table)
+        self.assertIn("| parity | 0.47 / 0.29 (0/4) |", table)  # the long band: half the scores
+        self.assertIn("Published (P): xLSTM Fig. 4", table)
+        self.assertIn("at most 50 steps, stopped at training loss <= 0.0001; lr 1e-2, 1e-3 "
+                      "(transformer also 3e-4; linear_scan also 3e-4) x seeds 0, 1;", table)
         self.assertIn("*: fewer runs finished than planned", table)
         self.assertIn(table, stdout)
 

@@ -1,5 +1,5 @@
 // State-tracking tasks on hand-worked examples: each answer below was worked
-// out by hand from the task's definition in ../shared/TASKS.md.
+// out by hand from the task's definition in docs/TASKS.md.
 #include <gtest/gtest.h>
 
 #include "flashtrain/data/error.h"
@@ -69,12 +69,37 @@ TEST(TaskExamples, MalformedExpressionsNameThePosition) {
 }
 
 TEST(TaskExamples, MajorityAndMajorityCount) {
-  EXPECT_EQ(answer_of(Task::kMajority, "a b b c b a"), "b");
-  EXPECT_EQ(answer_of(Task::kMajorityCount, "a b b c b a"), "#3");
-  EXPECT_EQ(answer_of(Task::kMajorityCount, "e"), "#1");
+  EXPECT_EQ(answer_of(Task::kMajority, "1 7 7 3 7 1"), "7");
+  EXPECT_EQ(answer_of(Task::kMajorityCount, "1 7 7 3 7 1"), "3");  // 7 three times: the symbol of value 3
+  EXPECT_EQ(answer_of(Task::kMajorityCount, "63"), "1");
+  EXPECT_EQ(answer_of(Task::kMajority, "1 7 6 4 4 8 1 7 2 4"), "4");
   expect_error<DataError>([] { task_answer(Task::kMajority, {}, {1, 2}); }, {"tie"});
-  expect_error<DataError>([] { task_answer(Task::kMajority, {}, {1, 6}); },
-                          {"token 6 at position 1", "1..5"});
+  expect_error<DataError>([] { task_answer(Task::kMajority, {}, {1, 64}); },
+                          {"token 64 at position 1", "1..63"});
+  // A count above the alphabet is written as its highest symbol.
+  TaskOptions three;
+  three.majority_alphabet = 3;
+  EXPECT_EQ(answer_of(Task::kMajorityCount, "2 2 2 2 1", three), "3");
+  EXPECT_EQ(answer_of(Task::kMajorityCount, "2 2 1", three), "2");
+}
+
+TEST(TaskExamples, SolveEquation) {
+  const auto x_of = [](const std::string& equation) {
+    return answer_of(Task::kSolveEquation, equation);
+  };
+  EXPECT_EQ(x_of("x = 3"), "3");
+  EXPECT_EQ(x_of("- x = 3"), "2");                      // -2 = 3 mod 5
+  EXPECT_EQ(x_of("( x + 4 ) = 1"), "2");                // 2 + 4 = 6
+  EXPECT_EQ(x_of("( 3 - ( - x ) ) = 0"), "2");          // 3 + x = 5
+  EXPECT_EQ(x_of("( ( 1 - x ) + ( 2 - 4 ) ) = 2"), "2");  // -1 - x = 2: x = -3
+  const Vocabulary v = task_vocabulary(Task::kSolveEquation);
+  EXPECT_EQ(v.num_classes(), 5);
+  EXPECT_EQ(v.id("x"), 12);
+  expect_error<DataError>([&] { task_answer(Task::kSolveEquation, {}, v.ids("( x * 0 ) = 0")); },
+                          {"position 2", "'*' can leave x free"});
+  expect_error<DataError>([&] { task_answer(Task::kSolveEquation, {}, v.ids("( x + x ) = 0")); }, {"not 2 times"});
+  expect_error<DataError>([&] { task_answer(Task::kSolveEquation, {}, v.ids("( 1 + 2 ) = 3")); }, {"not 0 times"});
+  expect_error<DataError>([&] { task_answer(Task::kSolveEquation, {}, v.ids("x + 1 =")); }, {"end with '='"});
 }
 
 TEST(TaskExamples, S5RunningProduct) {
@@ -102,12 +127,14 @@ TEST(TaskExamples, VocabulariesAndClasses) {
   EXPECT_EQ(task_vocabulary(Task::kCycleNavigation).num_classes(), 5);
   EXPECT_EQ(task_vocabulary(Task::kModularArithmetic).num_classes(), 5);
   EXPECT_EQ(task_vocabulary(Task::kModularArithmeticBrackets).size(), 12);
+  EXPECT_EQ(task_vocabulary(Task::kMajority).size(), 64);  // the xLSTM paper's vocabulary of 64
+  EXPECT_EQ(task_vocabulary(Task::kMajorityCount).num_classes(), 63);
   TaskOptions options;
   options.majority_alphabet = 3;
-  options.max_length = 50;
   EXPECT_EQ(task_vocabulary(Task::kMajority, options).num_classes(), 3);
-  EXPECT_EQ(task_vocabulary(Task::kMajorityCount, options).num_classes(), 49);  // counts 1..49
-  EXPECT_EQ(task_vocabulary(Task::kMajorityCount, options).size(), 1 + 3 + 49);
+  EXPECT_EQ(task_vocabulary(Task::kMajorityCount, options).num_classes(), 3);  // counts 1..3, 3 = "3 or more"
+  EXPECT_EQ(task_vocabulary(Task::kBucketSort).num_classes(), 5);
+  EXPECT_EQ(task_vocabulary(Task::kMissingDuplicate).num_classes(), 2);
   EXPECT_EQ(task_vocabulary(Task::kS5).num_classes(), 120);
   EXPECT_EQ(task_vocabulary(Task::kS5).pad_id, 120);
   EXPECT_EQ(task_vocabulary(Task::kZ60).pad_id, 60);

@@ -179,10 +179,25 @@ void check_bracketed(const TaskSpec& spec, bool expect_multiplication) {
 }
 
 TEST(TaskGenerators, ModularArithmeticBracketsAgreesWithShuntingYard) {
-  check_bracketed({Task::kModularArithmeticBrackets, {}, {3, 40}}, false);
-  TaskOptions with_times;
-  with_times.brackets_multiplication = true;
-  check_bracketed({Task::kModularArithmeticBrackets, with_times, {3, 40}}, true);
+  check_bracketed({Task::kModularArithmeticBrackets, {}, {3, 40}}, true);  // '*' by default, as Delétang et al.
+  TaskOptions without_times;
+  without_times.brackets_multiplication = false;
+  check_bracketed({Task::kModularArithmeticBrackets, without_times, {3, 40}}, false);
+}
+
+// The answer put in place of x gives the equation's right-hand side; x occurs
+// once, in a bracketed expression over + and - of the drawn length.
+TEST(TaskGenerators, SolveEquationAnswersSatisfyTheEquation) {
+  const Vocabulary v = task_vocabulary(Task::kSolveEquation);
+  for (const TaskSample& s : draw({Task::kSolveEquation, {}, {4, 40}})) {
+    std::string text = v.render({s.tokens.begin(), s.tokens.end() - 1}, "");  // "expr=v"
+    ASSERT_EQ(std::count(text.begin(), text.end(), 'x'), 1) << text;
+    ASSERT_EQ(text.find('*'), std::string::npos) << text;
+    const char x = v.names[std::size_t(s.tokens.back())][0];
+    std::replace(text.begin(), text.end(), 'x', x);
+    ASSERT_EQ(text[text.size() - 2], '=') << text;
+    ASSERT_EQ(shunting_yard_mod5(text), text.back() - '0') << text;
+  }
 }
 
 TEST(TaskGenerators, BracketedExpressionsOfTheSmallLengths) {
@@ -216,7 +231,7 @@ TEST(TaskGenerators, MajorityAgreesWithAHistogramAndHasNoTies) {
       for (const auto& [symbol, c] : histogram) by_count.emplace_back(c, symbol);
       std::sort(by_count.rbegin(), by_count.rend());
       ASSERT_TRUE(by_count.size() == 1 || by_count[0].first > by_count[1].first) << "tie";
-      ASSERT_EQ(s.tokens.back(), count_task ? 3 + by_count[0].first : by_count[0].second);
+      ASSERT_EQ(s.tokens.back(), count_task ? std::min(by_count[0].first, 3) : by_count[0].second);
     }
   }
 }
@@ -269,11 +284,16 @@ void check_uniform_lengths(const TaskSpec& spec, int step) {
 }
 
 TEST(TaskGenerators, LengthsAreUniformOverTheRange) {
+  // Odd lengths only: n inputs and '=' or the answer; n symbols, '|' and n outputs; a doubled string and its answer.
+  const std::set<Task> odd = {Task::kModularArithmetic, Task::kBucketSort, Task::kMissingDuplicate};
   for (const Task task : all_tasks()) {
-    if (task == Task::kModularArithmetic) continue;
-    check_uniform_lengths({task, {}, {3, 40}}, 1);
+    if (odd.count(task)) {
+      check_uniform_lengths({task, {}, {3, 40}}, 2);  // 19 odd lengths
+    } else {
+      const int shortest = std::max(3, task_min_length(task));
+      check_uniform_lengths({task, {}, {shortest, shortest + 37}}, 1);  // 38 lengths
+    }
   }
-  check_uniform_lengths({Task::kModularArithmetic, {}, {3, 40}}, 2);  // 19 odd lengths
 }
 
 TEST(TaskGenerators, EvaluationLengthsReachTheContext) {
@@ -306,7 +326,7 @@ TEST(TaskGenerators, BadLengthRangesAreClearErrors) {
 
 TEST(TaskGenerators, SamplesArePureFunctionsOfTaskSeedAndIndex) {
   for (const Task task : all_tasks()) {
-    const TaskSpec spec{task, {}, {3, 40}};
+    const TaskSpec spec{task, {}, {std::max(3, task_min_length(task)), 40}};
     int same_as_other_seed = 0;
     for (std::uint64_t i = 0; i < 200; ++i) {
       const TaskSample a = generate_sample(spec, 7, i);

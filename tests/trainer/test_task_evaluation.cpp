@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "flashtrain/trainer/batch_source.h"
@@ -61,6 +62,52 @@ TEST(TaskBatches, ShardsKeepSeqLenAsTheirContext) {
   EXPECT_TRUE(batch.lengths.empty());
 }
 
+// The papers' rule: the prediction is the best of the answer tokens, even
+// where a token that is no answer has the highest logit.
+TEST(TaskEvaluation, PredictionsAreTheBestAnswerToken) {
+  // Vocabulary of 5; the answers are tokens 1 and 3.
+  const torch::Tensor logits = torch::tensor({{9.0, 1.0, 7.0, 2.0, 0.0},    // best 0, best answer 3
+                                              {0.0, 5.0, 8.0, 4.0, 9.0},    // best 4, best answer 1
+                                              {0.0, -1.0, 0.0, -0.5, 0.0}}  // best answer 3
+                                             ).reshape({1, 3, 5});
+  const torch::Tensor answers = torch::tensor({1, 3}, torch::kLong);
+  const torch::Tensor predictions = answer_predictions(logits, answers);
+  EXPECT_EQ(predictions.sizes(), (std::vector<std::int64_t>{1, 3}));
+  EXPECT_TRUE(torch::equal(predictions, torch::tensor({{3, 1, 3}}, torch::kLong)));
+}
+
+// A per-position task judged on longer sequences scores only the positions
+// beyond the training lengths; its training band scores every position.
+TEST(TaskBands, PerPositionTestBandsScoreOnlyPositionsBeyondTraining) {
+  TinyRun run;
+  const config::Config c =
+      run.config({"--data.task=z60", "--data.train_shards=", "--data.val_shards=", "--model.vocab_size=0",
+                  "--data.task_train_min_len=3", "--data.task_train_max_len=8", "--data.task_val_min_len=10",
+                  "--data.task_val_max_len=16", "--data.task_val_long_max_len=24"})
+          .config;
+  const std::vector<TaskBand> bands = task_validation_bands(c.data);
+  ASSERT_EQ(bands.size(), 3u);
+  EXPECT_EQ(bands[0].name, "test");
+  EXPECT_EQ(bands[1].name, "train");
+  EXPECT_EQ(bands[2].name, "long");
+  EXPECT_EQ(bands[2].lengths.min_len, 17);
+  EXPECT_EQ(bands[2].lengths.max_len, 24);
+  for (const TaskBand& band : bands) {
+    const Batch batch = make_task_band_batches(c, band, torch::kCPU)->next();
+    EXPECT_EQ(batch.inputs.size(1), band.lengths.max_len);
+    const std::int64_t first = band.name == "train" ? 0 : 8;
+    for (std::size_t row = 0; row < batch.lengths.size(); ++row) {
+      for (std::int64_t p = 0; p < batch.lengths[row]; ++p) {
+        const bool scored = batch.targets[std::int64_t(row)][p].item<std::int64_t>() != data::kIgnoreTarget;
+        EXPECT_EQ(scored, p >= first) << band.name << " row " << row << " position " << p;
+      }
+    }
+  }
+  // An answer-last task scores its answer in every band.
+  const config::Config parity_config = parity(run).config;
+  for (const TaskBand& band : task_validation_bands(parity_config.data)) EXPECT_EQ(band.first_scored_position, 0);
+}
+
 EvalSums sums_with_lengths(std::vector<std::int64_t> correct, std::vector<std::int64_t> total) {
   EvalSums sums;
   sums.loss_sum = 3.5;
@@ -106,7 +153,7 @@ TEST(TaskEvaluation, PlainLstmTrainsOnParityAndCountsAnswersByLength) {
   TinyRun run;
   const config::ResolvedConfig resolved =
       parity(run, {"--model.structure=plain", "--model.tie_embeddings=false", "--training.steps=6",
-                   "--validation.every=3", "--validation.steps=3"});
+                   "--validation.every=3", "--validation.steps=3", "--data.task_val_long_max_len=20"});
   std::ostringstream log;
   Trainer trainer(resolved, log);
   const auto names = trainer.model().named_parameters().keys();
@@ -129,11 +176,31 @@ TEST(TaskEvaluation, PlainLstmTrainsOnParityAndCountsAnswersByLength) {
   EXPECT_EQ(answers, 3 * 8);  // validation.steps x local_batch_size, one answer each
   EXPECT_DOUBLE_EQ(*validation.accuracy, double(correct) / double(answers));
 
+  // The validation record holds every band: the test band's scores are the
+  // record's own, the training lengths and the long band beside them.
+  std::ifstream metrics(run.dir() / "out" / "metrics.jsonl");
+  nlohmann::json last_val;
+  for (std::string line; std::getline(metrics, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record.value("kind", "") == "val") last_val = record;
+  }
+  ASSERT_TRUE(last_val.contains("bands")) << last_val.dump();
+  const nlohmann::json& bands = last_val["bands"];
+  EXPECT_EQ(bands["test"]["scaled_accuracy"], last_val["scaled_accuracy"]);
+  EXPECT_EQ(bands["train"]["min_len"], 3);
+  EXPECT_EQ(bands["train"]["max_len"], 8);
+  EXPECT_EQ(bands["long"]["min_len"], 17);
+  EXPECT_EQ(bands["long"]["max_len"], 20);
+  for (const auto& [length, right, total] : bands["long"]["answers_by_length"].get<std::vector<std::array<std::int64_t, 3>>>()) {
+    EXPECT_GE(length, 17);
+    EXPECT_LE(length, 20);
+  }
+
   // eval's progress hook: once per batch, in order, with the total.
   auto batches = make_validation_batches(resolved.config, 3, torch::kCPU, 0, 1);
   EvalOptions options;
   options.batches = 3;
-  options.num_classes = 2;
+  options.answer_tokens = {1, 2};
   std::vector<std::pair<std::int64_t, std::int64_t>> calls;
   options.on_batch = [&](std::int64_t done, std::int64_t total) { calls.emplace_back(done, total); };
   evaluate(trainer.model(), *batches, options);

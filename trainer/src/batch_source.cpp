@@ -71,14 +71,16 @@ class ShardBatches final : public BatchSource {
 class TaskBatches final : public BatchSource {
  public:
   TaskBatches(data::TaskSpec spec, std::uint64_t seed, std::int64_t batch_size, std::int64_t context,
-              bool mask_answer, torch::Device device, int rank = 0, int world_size = 1)
+              bool mask_answer, torch::Device device, int rank = 0, int world_size = 1,
+              std::int64_t first_scored_position = 0)
       : spec_(spec), seed_(seed), batch_size_(batch_size), context_(context), mask_answer_(mask_answer),
-        device_(device), rank_(rank), world_size_(world_size) {}
+        first_scored_position_(first_scored_position), device_(device), rank_(rank), world_size_(world_size) {}
 
   Batch next() override {
     // Samples are indexed globally: this rank's B follow the B of every rank before it.
     const std::uint64_t first = next_index_ + std::uint64_t(rank_) * std::uint64_t(batch_size_);
-    const data::TaskBatch t = data::make_task_batch(spec_, seed_, first, batch_size_, context_, mask_answer_);
+    const data::TaskBatch t = data::make_task_batch(spec_, seed_, first, batch_size_, context_, mask_answer_,
+                                                      first_scored_position_);
     next_index_ += std::uint64_t(world_size_) * std::uint64_t(batch_size_);
     Batch batch;
     batch.inputs = to_device(t.input.data(), t.batch_size, t.context, device_);
@@ -113,6 +115,7 @@ class TaskBatches final : public BatchSource {
   std::int64_t batch_size_;
   std::int64_t context_;
   bool mask_answer_;
+  std::int64_t first_scored_position_;
   torch::Device device_;
   int rank_;
   int world_size_;
@@ -148,13 +151,17 @@ std::unique_ptr<BatchSource> make_train_batches(const config::Config& c, std::in
 std::unique_ptr<BatchSource> make_validation_batches(const config::Config& c, std::int64_t vocab_size,
                                                      torch::Device device, int rank, int world_size) {
   if (!c.data.task.empty())
-    return std::make_unique<TaskBatches>(task_spec(c.data, Split::kValidation),
-                                         task_stream_seed(c, Split::kValidation), c.training.local_batch_size,
-                                         task_context(c.data, Split::kValidation), c.data.task_mask_answer,
-                                         device, rank, world_size);
+    return make_task_band_batches(c, task_validation_bands(c.data).front(), device, rank, world_size);
   if (c.data.val_shards.empty()) throw std::runtime_error("data.val_shards is empty: no validation data");
   return std::make_unique<ShardBatches>(
       loader_options(c, c.data.val_shards, vocab_size, /*shuffle=*/false, rank, world_size), device, "validation");
+}
+
+std::unique_ptr<BatchSource> make_task_band_batches(const config::Config& c, const TaskBand& band,
+                                                    torch::Device device, int rank, int world_size) {
+  return std::make_unique<TaskBatches>(task_spec(c.data, band), task_stream_seed(c, Split::kValidation),
+                                       c.training.local_batch_size, band.lengths.max_len, c.data.task_mask_answer,
+                                       device, rank, world_size, band.first_scored_position);
 }
 
 std::int64_t validation_batches_per_rank(const config::Config& c, int world_size) {

@@ -160,7 +160,7 @@ int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command)
     options.bf16 = c.training.mixed_precision == "bf16";
     if (!c.data.task.empty()) {
       const data::TaskSpec spec = task_spec(c.data, Split::kValidation);
-      options.num_classes = data::task_vocabulary(spec.task, spec.options).num_classes();
+      options.answer_tokens = data::task_vocabulary(spec.task, spec.options).classes;
     }
     // A line every 10 s on long evaluations (stderr: stdout keeps the result).
     const auto start = std::chrono::steady_clock::now();

@@ -13,6 +13,10 @@
 
 namespace flashtrain::trainer {
 
+torch::Tensor answer_predictions(const torch::Tensor& logits, const torch::Tensor& answer_tokens) {
+  return answer_tokens.index({logits.index_select(-1, answer_tokens).argmax(-1)});
+}
+
 EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options) {
   if (options.batches < 1) throw std::invalid_argument("evaluate: batches must be >= 1");
   const bool was_training = model.is_training();
@@ -21,14 +25,21 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
 
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(model.parameters().front().device()));
   EvalSums sums;
+  const bool scores_answers = !options.answer_tokens.empty();
+  torch::Tensor answer_ids;
+  if (scores_answers)
+    answer_ids = torch::tensor(std::vector<std::int64_t>(options.answer_tokens.begin(), options.answer_tokens.end()),
+                               torch::kLong)
+                     .to(loss_sum.device());
   for (std::int64_t i = 0; i < options.batches; ++i) {
     const Batch batch = batches.next();
     const torch::Tensor logits = forward_logits(model, batch.inputs, options.bf16);
     loss_sum += summed_token_loss(logits, batch.targets).to(torch::kDouble);
     sums.scored_tokens += batch.scored_tokens;
     ++sums.batches;
-    if (options.num_classes > 0) {
-      const torch::Tensor predictions = logits.argmax(-1).to(torch::kCPU, torch::kInt32).contiguous();
+    if (scores_answers) {
+      const torch::Tensor predictions =
+          answer_predictions(logits, answer_ids).to(torch::kCPU, torch::kInt32).contiguous();
       const torch::Tensor targets = batch.targets.to(torch::kCPU, torch::kInt32).contiguous();
       sums.counts += data::count_correct(predictions.data_ptr<std::int32_t>(), targets.data_ptr<std::int32_t>(),
                                          targets.size(0), targets.size(1));
@@ -113,7 +124,7 @@ nlohmann::json answers_by_length_json(const EvalResult& result) {
 }
 
 EvalResult evaluate(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options) {
-  return summarize(evaluate_sums(model, batches, options), options.num_classes);
+  return summarize(evaluate_sums(model, batches, options), int(options.answer_tokens.size()));
 }
 
 }  // namespace flashtrain::trainer

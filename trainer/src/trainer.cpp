@@ -110,6 +110,8 @@ struct Trainer::Impl {
   StepReport finish_step(StepReport report);
   std::vector<FinishedStep> take_finished(bool wait);
   EvalResult validate();
+  // Sums one validation set over the ranks and summarizes it.
+  EvalResult evaluate_on(BatchSource& batches);
   fs::path save();
   void log_progress(const StepReport& report);
   std::optional<fs::path> choose_resume_source(bool* verified);
@@ -127,7 +129,7 @@ struct Trainer::Impl {
   torch::Device device{torch::kCPU};
   bool bf16 = false;
   std::int64_t vocab_size = 0;
-  int num_classes = 0;  // tasks: answer classes, for accuracy
+  std::vector<std::int32_t> answer_tokens;  // tasks: what accuracy is scored over
   std::int64_t accumulation = 1;
   std::int64_t tokens_per_step = 0;
   double flops_per_token = 0.0;
@@ -193,7 +195,7 @@ void Trainer::Impl::build() {
   accumulation = config::accumulation_steps(config, world.size);
   if (!config.data.task.empty()) {
     const data::TaskSpec spec = task_spec(config.data, Split::kTrain);
-    num_classes = data::task_vocabulary(spec.task, spec.options).num_classes();
+    answer_tokens = data::task_vocabulary(spec.task, spec.options).classes;
   }
   model = build_model(resolved, vocab_size, device);
   model->train();
@@ -560,20 +562,35 @@ void Trainer::Impl::log_progress(const StepReport& r) {
   window_steps = 0;
 }
 
-EvalResult Trainer::Impl::validate() {
-  const auto start = Clock::now();
+EvalResult Trainer::Impl::evaluate_on(BatchSource& batches) {
   // Each rank evaluates its slice of the validation set; the sums over ranks
   // are those of one process evaluating all of it.
-  const std::unique_ptr<BatchSource> validation =
-      make_validation_batches(config, vocab_size, device, world.rank, world.size);
   EvalOptions options;
   options.batches = validation_batches_per_rank(config, world.size);
   options.bf16 = bf16;
-  options.num_classes = num_classes;
-  EvalSums sums = evaluate_sums(*model, *validation, options);
+  options.answer_tokens = answer_tokens;
+  EvalSums sums = evaluate_sums(*model, batches, options);
   if (world.distributed())
     sums = EvalSums::from_values(distributed::sum_over_ranks(*world.comm, sums.to_values()));
-  const EvalResult result = summarize(sums, num_classes);
+  return summarize(sums, int(answer_tokens.size()));
+}
+
+namespace {
+
+// What a validation record keeps of a task's scores.
+void add_task_scores(nlohmann::json& record, const EvalResult& result) {
+  record["accuracy"] = *result.accuracy;
+  record["scaled_accuracy"] = *result.scaled_accuracy;
+  record["sequence_accuracy"] = *result.sequence_accuracy;
+  record["answers_by_length"] = answers_by_length_json(result);
+}
+
+}  // namespace
+
+EvalResult Trainer::Impl::validate() {
+  const auto start = Clock::now();
+  const EvalResult result =
+      evaluate_on(*make_validation_batches(config, vocab_size, device, world.rank, world.size));
   last_validated_step = progress.step;
 
   char text[256];
@@ -586,10 +603,28 @@ EvalResult Trainer::Impl::validate() {
     std::snprintf(text, sizeof text, " | accuracy %.4f | scaled accuracy %.4f", *result.accuracy,
                   *result.scaled_accuracy);
     line += text;
-    record["accuracy"] = *result.accuracy;
-    record["scaled_accuracy"] = *result.scaled_accuracy;
-    record["sequence_accuracy"] = *result.sequence_accuracy;
-    record["answers_by_length"] = answers_by_length_json(result);
+    add_task_scores(record, result);
+  }
+  if (!config.data.task.empty()) {
+    // The record's own scores are the first band's ("test"); every band,
+    // that one included, is also under "bands".
+    nlohmann::json bands = nlohmann::json::object();
+    for (const TaskBand& band : task_validation_bands(config.data)) {
+      const EvalResult scores =
+          band.name == "test" ? result
+                              : evaluate_on(*make_task_band_batches(config, band, device, world.rank, world.size));
+      nlohmann::json entry = {{"min_len", band.lengths.min_len}, {"max_len", band.lengths.max_len},
+                              {"first_scored_position", band.first_scored_position}, {"loss", scores.loss},
+                              {"scored_tokens", scores.scored_tokens}};
+      add_task_scores(entry, scores);
+      bands[band.name] = entry;
+      if (band.name != "test") {
+        std::snprintf(text, sizeof text, " | %s %d-%d scaled %.4f", band.name.c_str(), band.lengths.min_len,
+                      band.lengths.max_len, *scores.scaled_accuracy);
+        line += text;
+      }
+    }
+    record["bands"] = bands;
   }
   std::snprintf(text, sizeof text, " (%.1f s)", seconds_since(start));
   log << line << text << std::endl;

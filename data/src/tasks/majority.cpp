@@ -1,7 +1,10 @@
-// Majority and majority count (project-defined, not from the papers): symbols
-// 1..A of an alphabet of A letters "a", "b", ...; the answer is the most
-// frequent symbol (majority) or its count c as token A + c (majority count,
-// c in 1 .. max_length - 1). Sequences with a tie for the top are redrawn.
+// Majority and majority count (the xLSTM paper's definitions): symbols of an
+// ordered alphabet of A tokens "1" .. "A" (token s is the symbol of value s;
+// A = 63 by default: the paper's vocabulary of 64 with PAD). The answer is the
+// most frequent symbol (majority) or its count written as the symbol of that
+// value, min(count, A) (majority count: "if the count exceeds the vocab size,
+// the highest vocab token"). Sequences with a tie for the top are redrawn, so
+// every answer is unique.
 #include <algorithm>
 
 #include "task_definition.h"
@@ -10,28 +13,20 @@ namespace flashtrain::data::tasks {
 namespace {
 
 void check_alphabet(const TaskOptions& options) {
-  if (options.majority_alphabet < 2 || options.majority_alphabet > 26) {
-    throw std::invalid_argument("majority: majority_alphabet must be in 2..26, got " +
-                                std::to_string(options.majority_alphabet));
+  if (options.majority_alphabet < 2 || options.majority_alphabet > kMaxMajorityAlphabet) {
+    throw std::invalid_argument("majority: majority_alphabet must be in 2.." + std::to_string(kMaxMajorityAlphabet) +
+                                ", got " + std::to_string(options.majority_alphabet));
   }
 }
 
+// Both tasks answer with a symbol: majority the most frequent one, majority
+// count the one whose value is the count.
 Vocabulary symbol_vocabulary(const TaskOptions& options) {
   check_alphabet(options);
   Vocabulary v{{"<pad>"}, 0, {}};
-  for (int s = 0; s < options.majority_alphabet; ++s) {
-    v.names.push_back(std::string(1, static_cast<char>('a' + s)));
-    v.classes.push_back(1 + s);
-  }
-  return v;
-}
-
-Vocabulary count_vocabulary(const TaskOptions& options) {
-  Vocabulary v = symbol_vocabulary(options);
-  v.classes.clear();
-  for (int c = 1; c < options.max_length; ++c) {
-    v.names.push_back("#" + std::to_string(c));
-    v.classes.push_back(options.majority_alphabet + c);
+  for (int s = 1; s <= options.majority_alphabet; ++s) {
+    v.names.push_back(std::to_string(s));
+    v.classes.push_back(s);
   }
   return v;
 }
@@ -76,11 +71,7 @@ std::int32_t majority_answer(const Tokens& inputs, const TaskOptions& options) {
 std::int32_t majority_count_answer(const Tokens& inputs, const TaskOptions& options) {
   const Winner w = count_symbols("majority_count", inputs, options);
   if (w.tie) throw DataError("majority_count: the inputs have a tie for the most frequent symbol");
-  if (w.count >= options.max_length) {
-    throw DataError("majority_count: count " + std::to_string(w.count) +
-                    " has no token (options.max_length " + std::to_string(options.max_length) + ")");
-  }
-  return options.majority_alphabet + w.count;
+  return std::min(w.count, options.majority_alphabet);
 }
 
 }  // namespace
@@ -93,7 +84,7 @@ const TaskDefinition& majority_task() {
 
 const TaskDefinition& majority_count_task() {
   static const TaskDefinition task{Task::kMajorityCount, "majority_count", TaskFormat::kAnswerLast,
-                                   2, false, count_vocabulary, draw_symbols, majority_count_answer,
+                                   2, false, symbol_vocabulary, draw_symbols, majority_count_answer,
                                    nullptr};
   return task;
 }

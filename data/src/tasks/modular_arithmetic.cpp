@@ -1,6 +1,12 @@
-// Modular arithmetic mod 5, without and with brackets. Both share one
-// vocabulary: digits 0..4 are tokens 1..5, then + - * = ( ) are 6..11. The
-// inputs end with '='; the answer is the digit token of the value mod 5.
+// Modular arithmetic mod 5, without and with brackets, and the equations over
+// it. All share one vocabulary: digits 0..4 are tokens 1..5, then + - * = ( )
+// are 6..11; the equations add the unknown x, 12. Modular arithmetic: the inputs end with
+// '='; the answer is the digit token of the value mod 5. Solve equation (after
+// Delétang et al. 2023): a bracketed expression over + and - in which one
+// digit is x, '=', its value; the answer is x. x appears once under + and -
+// only, so the value is +-x + c and every equation has one solution (with '*'
+// a factor 0 would leave x free, which is why Delétang et al.'s generator
+// leaves '*' out).
 #include <string>
 
 #include "task_definition.h"
@@ -16,6 +22,7 @@ constexpr std::int32_t kTimes = 8;
 constexpr std::int32_t kEquals = 9;
 constexpr std::int32_t kOpen = 10;
 constexpr std::int32_t kClose = 11;
+constexpr std::int32_t kUnknown = 12;
 // Deeper nesting than any generated expression of a sane length; it keeps a
 // hostile input from overflowing the parser's stack.
 constexpr int kMaxNesting = 100000;
@@ -30,6 +37,12 @@ Vocabulary vocabulary(const TaskOptions&) {
   return v;
 }
 
+Vocabulary equation_vocabulary(const TaskOptions& options) {
+  Vocabulary v = vocabulary(options);
+  v.names.push_back("x");
+  return v;
+}
+
 std::int32_t digit_token(std::uint64_t d) { return kDigit0 + static_cast<std::int32_t>(d); }
 bool is_digit(std::int32_t t) { return t >= kDigit0 && t < kDigit0 + kModulus; }
 
@@ -37,10 +50,10 @@ bool is_digit(std::int32_t t) { return t >= kDigit0 && t < kDigit0 + kModulus; }
 //   expression := term (('+' | '-') term)*
 //   term       := unary ('*' unary)*
 //   unary      := '-' unary | primary
-//   primary    := digit | '(' expression ')'
+//   primary    := digit | '(' expression ')'   (x: the value `unknown` stands for)
 class Evaluator {
  public:
-  explicit Evaluator(const Tokens& tokens) : t_(tokens) {}
+  explicit Evaluator(const Tokens& tokens, int unknown = -1) : t_(tokens), unknown_(unknown) {}
 
   int evaluate() {
     if (t_.empty() || t_.back() != kEquals) {
@@ -85,6 +98,10 @@ class Evaluator {
       ++pos_;
       return t - kDigit0;
     }
+    if (t == kUnknown && unknown_ >= 0) {
+      ++pos_;
+      return unknown_;
+    }
     if (t != kOpen) throw unexpected("a digit, '-' or '('");
     if (++depth_ > kMaxNesting) throw DataError("modular_arithmetic: brackets nested too deeply");
     ++pos_;
@@ -106,6 +123,7 @@ class Evaluator {
   }
 
   const Tokens& t_;
+  const int unknown_;  // < 0: no x allowed
   std::size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -155,6 +173,42 @@ Tokens draw_brackets(Rng& rng, int length, const TaskOptions& options) {
   return t;
 }
 
+// An expression of length - 3 tokens over + and -, one of its digits (the
+// first at or after a uniform position) replaced by x, then '=' and its value.
+Tokens draw_equation(Rng& rng, int length, const TaskOptions&) {
+  Tokens t;
+  t.reserve(static_cast<std::size_t>(length - 1));
+  draw_bracketed(rng, length - 3, /*multiplication=*/false, t);
+  t.push_back(kEquals);
+  const int value = Evaluator(t).evaluate();
+  std::size_t x = static_cast<std::size_t>(rng.below(t.size() - 1));
+  while (!is_digit(t[x])) x = (x + 1) % (t.size() - 1);
+  t[x] = kUnknown;
+  t.push_back(digit_token(static_cast<std::uint64_t>(value)));
+  return t;
+}
+
+// The x of "expression = v": the digit d for which the expression is v. The
+// inputs must hold x once and no '*' (then exactly one d fits).
+std::int32_t solve(const Tokens& inputs, const TaskOptions&) {
+  if (inputs.size() < 3 || inputs[inputs.size() - 2] != kEquals || !is_digit(inputs.back()))
+    throw DataError("solve_equation: the inputs must end with '=' (token 9) and a digit");
+  std::size_t unknowns = 0;
+  for (std::size_t i = 0; i + 2 < inputs.size(); ++i) {
+    if (inputs[i] == kTimes) throw bad_token("solve_equation", inputs[i], i, "'+' or '-' ('*' can leave x free)");
+    unknowns += inputs[i] == kUnknown;
+  }
+  if (unknowns != 1)
+    throw DataError("solve_equation: the expression must hold x (token 12) once, not " + std::to_string(unknowns) +
+                    " times");
+  const Tokens expression(inputs.begin(), inputs.end() - 1);  // up to '='
+  const int wanted = inputs.back() - kDigit0;
+  for (int d = 0; d < kModulus; ++d) {
+    if (Evaluator(expression, d).evaluate() == wanted) return digit_token(static_cast<std::uint64_t>(d));
+  }
+  throw std::logic_error("solve_equation: no digit solves the equation");  // +-x + c takes every value
+}
+
 }  // namespace
 
 const TaskDefinition& modular_arithmetic_task() {
@@ -168,6 +222,12 @@ const TaskDefinition& modular_arithmetic_brackets_task() {
   static const TaskDefinition task{Task::kModularArithmeticBrackets, "modular_arithmetic_brackets",
                                    TaskFormat::kAnswerLast, 3, false, vocabulary, draw_brackets,
                                    answer, nullptr};
+  return task;
+}
+
+const TaskDefinition& solve_equation_task() {
+  static const TaskDefinition task{Task::kSolveEquation, "solve_equation", TaskFormat::kAnswerLast, 4, false,
+                                   equation_vocabulary, draw_equation, solve, nullptr};
   return task;
 }
 

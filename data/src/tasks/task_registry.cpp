@@ -10,13 +10,15 @@ namespace {
 using tasks::TaskDefinition;
 using tasks::Tokens;
 
-const std::array<const TaskDefinition*, 9>& definitions() {
-  static const std::array<const TaskDefinition*, 9> all = {
+// Every task, in the order all_tasks() lists them.
+const std::array<const TaskDefinition*, 12>& definitions() {
+  static const std::array<const TaskDefinition*, 12> all = {
       &tasks::parity_task(),           &tasks::even_pairs_task(),
       &tasks::cycle_navigation_task(), &tasks::modular_arithmetic_task(),
       &tasks::modular_arithmetic_brackets_task(), &tasks::majority_task(),
       &tasks::majority_count_task(),   &tasks::s5_task(),
-      &tasks::z60_task()};
+      &tasks::z60_task(),              &tasks::bucket_sort_task(),
+      &tasks::missing_duplicate_task(), &tasks::solve_equation_task()};
   return all;
 }
 
@@ -94,18 +96,31 @@ TaskSample generate_sample(const TaskSpec& spec, std::uint64_t seed, std::uint64
   const int length = draw_length(rng, d, spec.lengths);
   TaskSample sample;
   sample.tokens = d.draw_inputs(rng, length, spec.options);
-  if (d.format == TaskFormat::kAnswerLast) {
-    sample.tokens.push_back(d.answer(sample.tokens, spec.options));
-  } else {
-    sample.targets = d.targets(sample.tokens);
+  switch (d.format) {
+    case TaskFormat::kAnswerLast:
+      sample.tokens.push_back(d.answer(sample.tokens, spec.options));
+      sample.answer_tokens = 1;
+      break;
+    case TaskFormat::kPerPosition:
+      sample.targets = d.targets(sample.tokens);
+      break;
+    case TaskFormat::kOutputTape: {
+      const Tokens output = d.outputs(sample.tokens, spec.options);
+      sample.tokens.insert(sample.tokens.end(), output.begin(), output.end());
+      sample.answer_tokens = static_cast<int>(output.size());
+      break;
+    }
   }
+  if (static_cast<int>(sample.tokens.size()) != length)
+    throw std::logic_error(std::string(d.name) + ": drew " + std::to_string(sample.tokens.size()) +
+                           " tokens for a sequence of " + std::to_string(length));
   return sample;
 }
 
 std::int32_t task_answer(Task task, const TaskOptions& options, const std::vector<std::int32_t>& inputs) {
   const TaskDefinition& d = definition(task);
   if (d.format != TaskFormat::kAnswerLast) {
-    throw std::invalid_argument(std::string(d.name) + " has per-position targets; use task_targets");
+    throw std::invalid_argument(std::string(d.name) + " has no single answer; use task_targets or task_outputs");
   }
   return d.answer(inputs, options);
 }
@@ -113,9 +128,18 @@ std::int32_t task_answer(Task task, const TaskOptions& options, const std::vecto
 std::vector<std::int32_t> task_targets(Task task, const std::vector<std::int32_t>& inputs) {
   const TaskDefinition& d = definition(task);
   if (d.format != TaskFormat::kPerPosition) {
-    throw std::invalid_argument(std::string(d.name) + " has one answer; use task_answer");
+    throw std::invalid_argument(std::string(d.name) + " has no per-position targets; use task_answer or task_outputs");
   }
   return d.targets(inputs);
+}
+
+std::vector<std::int32_t> task_outputs(Task task, const TaskOptions& options,
+                                       const std::vector<std::int32_t>& inputs) {
+  const TaskDefinition& d = definition(task);
+  if (d.format != TaskFormat::kOutputTape) {
+    throw std::invalid_argument(std::string(d.name) + " has no output tape; use task_answer or task_targets");
+  }
+  return d.outputs(inputs, options);
 }
 
 }  // namespace flashtrain::data

@@ -1,5 +1,6 @@
 #include "flashtrain/config/consistency.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -63,7 +64,8 @@ void check_blocks(const ResolvedConfig& resolved) {
 data::TaskSpec task_spec(const DataConfig& d, std::int64_t min_len, std::int64_t max_len) {
   data::TaskSpec spec;
   spec.task = data::parse_task(d.task);
-  spec.options.max_length = static_cast<int>(std::max(d.task_train_max_len, d.task_val_max_len));
+  spec.options.max_length =
+      static_cast<int>(std::max({d.task_train_max_len, d.task_val_max_len, d.task_val_long_max_len}));
   spec.options.majority_alphabet = static_cast<int>(d.task_majority_alphabet);
   spec.options.brackets_multiplication = d.task_brackets_multiplication;
   spec.lengths = {static_cast<int>(min_len), static_cast<int>(max_len)};
@@ -103,6 +105,19 @@ void check_data(const ResolvedConfig& resolved) {
   if (!c.data.task.empty()) {
     check_task_lengths(resolved, "train");
     check_task_lengths(resolved, "val");
+    if (c.data.task_val_long_max_len > 0) {
+      if (c.data.task_val_long_max_len <= c.data.task_val_max_len)
+        throw resolved.error_at({"data.task_val_long_max_len", "data.task_val_max_len"},
+                                "data.task_val_long_max_len (" + to_string(c.data.task_val_long_max_len) +
+                                    ") must exceed data.task_val_max_len (" + to_string(c.data.task_val_max_len) +
+                                    "): the long band starts after it; or set 0 for none");
+      try {
+        data::generate_sample(task_spec(c.data, c.data.task_val_max_len + 1, c.data.task_val_long_max_len), 0, 0);
+      } catch (const std::invalid_argument& e) {
+        throw resolved.error_at({"data.task_val_long_max_len", "data.task"},
+                                std::string("data.task_val_long_max_len does not suit the task: ") + e.what());
+      }
+    }
     const data::TaskSpec spec = task_spec(c.data, c.data.task_train_min_len, c.data.task_train_max_len);
     const int task_vocab = data::task_vocabulary(spec.task, spec.options).size();
     if (c.model.vocab_size != 0 && c.model.vocab_size < task_vocab)

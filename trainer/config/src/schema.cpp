@@ -201,12 +201,16 @@ Schema build_schema() {
            at_least_1)
       .key("task_val_max_len", &DataConfig::task_val_max_len,
            "task: longest validation sequence; the validation context", at_least_1)
+      .key("task_val_long_max_len", &DataConfig::task_val_long_max_len,
+           "task: a second test band, task_val_max_len + 1 .. this length; 0 = none",
+           C::int_range(0, 1 << 20))
       .key("task_mask_answer", &DataConfig::task_mask_answer,
            "task (answer-last format): the input holds PAD where the answer is")
       .key("task_majority_alphabet", &DataConfig::task_majority_alphabet,
-           "task majority and majority_count: number of symbols", C::int_range(2, 26))
+           "task majority and majority_count: number of symbols (the xLSTM paper's 63)",
+           C::int_range(2, data::kMaxMajorityAlphabet))
       .key("task_brackets_multiplication", &DataConfig::task_brackets_multiplication,
-           "task modular_arithmetic_brackets: '*' joins '+' and '-'");
+           "task modular_arithmetic_brackets: '*' joins '+' and '-' (false: the variant without '*')");
 
   SectionBuilder(keys, "optimizer", &Config::optimizer)
       .key("name", &OptimizerConfig::name, "optimizer (AdamW: Adam with decoupled weight decay)",

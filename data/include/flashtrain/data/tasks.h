@@ -1,13 +1,14 @@
-// State-tracking tasks (docs: ../shared/TASKS.md, data/README.md): samples are
-// generated on the fly and are a pure function of (task, seed, index).
+// State-tracking tasks (docs/TASKS.md defines each one; data/README.md): samples
+// are generated on the fly and are a pure function of (task, seed, index).
 //
 // Format 1 (causal-LM, answer last): parity, even pairs, cycle navigation,
-//   modular arithmetic without and with brackets, majority, majority count.
-//   A sequence of `length` tokens whose last token is the answer; token 0 is PAD.
+//   modular arithmetic without and with brackets, majority, majority count,
+//   missing duplicate, solve equation. A sequence of `length` tokens whose last
+//   token is the answer; token 0 is PAD.
 // Format 2 (per-position targets): the S5 word problem and Z60. `length` input
 //   tokens, and a target at every position (the running product / sum).
-//
-// Majority and majority count are project-defined (not from the papers).
+// Format 3 (output tape): bucket sort. The inputs, a separator, then an output
+//   of several tokens, each one a target; `length` counts all of them.
 //
 //   TaskSpec spec{Task::kParity, {}, {3, 40}};
 //   TaskBatch batch = make_task_batch(spec, /*seed=*/1, /*first_index=*/0, 256, 256);
@@ -26,15 +27,19 @@ enum class Task {
   kCycleNavigation,
   kModularArithmetic,          // no brackets, normal precedence
   kModularArithmeticBrackets,  // fully bracketed
-  kMajority,                   // project-defined
-  kMajorityCount,              // project-defined
+  kMajority,                   // the most frequent symbol
+  kMajorityCount,              // its count
   kS5,                         // word problem of the symmetric group S5
   kZ60,                        // word problem of the cyclic group Z60
+  kBucketSort,                 // Format 3: the inputs sorted
+  kMissingDuplicate,           // the token a doubled string lost
+  kSolveEquation,              // x of a bracketed equation mod 5
 };
 
 enum class TaskFormat {
   kAnswerLast,   // Format 1
   kPerPosition,  // Format 2
+  kOutputTape,   // Format 3
 };
 
 const std::vector<Task>& all_tasks();
@@ -45,15 +50,17 @@ TaskFormat task_format(Task task);
 // Shortest valid sequence in tokens (answer included in Format 1).
 int task_min_length(Task task);
 
-// Options that change the vocabulary; train and evaluation must agree on them.
+inline constexpr int kMaxMajorityAlphabet = 63;
+
+// Options that change the tasks; train and evaluation must agree on them.
 struct TaskOptions {
-  // Longest sequence any split will draw. Majority count has one answer
-  // token per possible count 1 .. max_length - 1.
+  // Longest sequence any split will draw.
   int max_length = 256;
-  // Majority / majority count: number of symbols (2..26).
-  int majority_alphabet = 5;
-  // Modular arithmetic with brackets: '*' joins '+' and '-'.
-  bool brackets_multiplication = false;
+  // Majority / majority count: number of symbols (2..kMaxMajorityAlphabet).
+  int majority_alphabet = kMaxMajorityAlphabet;
+  // Modular arithmetic with brackets: '*' joins '+' and '-' (Delétang et
+  // al.'s task has it; false is a variant without).
+  bool brackets_multiplication = true;
 };
 
 // Lengths in tokens, answer included, drawn uniformly from [min_len, max_len]
@@ -87,10 +94,13 @@ struct Vocabulary {
 Vocabulary task_vocabulary(Task task, const TaskOptions& options = {});
 
 struct TaskSample {
-  // Format 1: the sequence, answer last. Format 2: the inputs. No padding.
+  // Format 1: the sequence, answer last. Format 2: the inputs. Format 3: the
+  // inputs, the separator and the output. No padding.
   std::vector<std::int32_t> tokens;
-  // Format 2: the target at each position. Format 1: empty.
+  // Format 2: the target at each position. Formats 1 and 3: empty.
   std::vector<std::int32_t> targets;
+  // Formats 1 and 3: how many of the last tokens are the answer (1 in Format 1).
+  int answer_tokens = 0;
 };
 
 // The sample number `index` of the stream `seed`; throws std::invalid_argument
@@ -104,6 +114,9 @@ TaskSample generate_sample(const TaskSpec& spec, std::uint64_t seed, std::uint64
 std::int32_t task_answer(Task task, const TaskOptions& options, const std::vector<std::int32_t>& inputs);
 // Format 2: the target tokens for `inputs`.
 std::vector<std::int32_t> task_targets(Task task, const std::vector<std::int32_t>& inputs);
+// Format 3: the output tape for `inputs` (the inputs and their separator).
+std::vector<std::int32_t> task_outputs(Task task, const TaskOptions& options,
+                                       const std::vector<std::int32_t>& inputs);
 
 // torch's cross_entropy ignores this target by default (ignore_index=-100).
 inline constexpr std::int32_t kIgnoreTarget = -100;
@@ -118,12 +131,16 @@ struct TaskBatch {
 };
 
 // Samples first_index .. first_index + batch_size - 1 of stream `seed`.
-// Format 1 with mask_answer (the default): the answer token is replaced by PAD
-// in the input and is the only target, at its own position. Without
-// mask_answer the input keeps the answer and the answer is the target of the
-// position before it (plain next-token prediction, scored on the answer only).
-// Format 2: targets at every position of the sequence.
+// Formats 1 and 3 with mask_answer (the default): the answer tokens are
+// replaced by PAD in the input and are the only targets, at their own
+// positions. Without mask_answer the input keeps the answer and each answer
+// token is the target of the position before it (plain next-token prediction,
+// scored on the answer only).
+// Format 2: targets at every position of the sequence from
+// first_scored_position on (a test of length generalisation scores only the
+// positions beyond the training lengths); the other formats ignore it.
 TaskBatch make_task_batch(const TaskSpec& spec, std::uint64_t seed, std::uint64_t first_index,
-                          std::int64_t batch_size, std::int64_t context, bool mask_answer = true);
+                          std::int64_t batch_size, std::int64_t context, bool mask_answer = true,
+                          std::int64_t first_scored_position = 0);
 
 }  // namespace flashtrain::data

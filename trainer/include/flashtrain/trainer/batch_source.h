@@ -11,6 +11,7 @@
 #include <torch/types.h>
 
 #include "flashtrain/config/config.h"
+#include "flashtrain/trainer/task_setup.h"
 
 namespace flashtrain::trainer {
 
@@ -46,13 +47,18 @@ std::unique_ptr<BatchSource> make_train_batches(const config::Config& config, st
                                                 torch::Device device, int rank = 0, int world_size = 1);
 
 // Validation batches, the same ones at every call: data.val_shards in file
-// order, or the task's validation stream and lengths padded to
-// data.task_val_max_len. Like training data they
+// order, or the task's validation stream in its "test" band
+// (task_validation_bands), padded to data.task_val_max_len. Like training data they
 // are indexed globally (rank r takes its local batch after those of ranks
 // before it), so the validation set -- validation.steps global batches -- is
 // the same rows on any number of ranks.
 std::unique_ptr<BatchSource> make_validation_batches(const config::Config& config, std::int64_t vocab_size,
                                                      torch::Device device, int rank = 0, int world_size = 1);
+
+// The validation batches of one of a task's bands (task_setup.h), padded to
+// its longest sequence; make_validation_batches gives those of "test".
+std::unique_ptr<BatchSource> make_task_band_batches(const config::Config& config, const TaskBand& band,
+                                                    torch::Device device, int rank = 0, int world_size = 1);
 
 // Local batches each rank evaluates for one validation: validation.steps x
 // the accumulation steps of this world size.

@@ -1,6 +1,8 @@
 // Validation: mean loss per scored token and perplexity over a fixed number
 // of batches, and for state-tracking tasks the accuracy on the scored tokens
-// (the answers) and its chance-corrected form, scaled accuracy. Data-parallel
+// (the answers) and its chance-corrected form, scaled accuracy. A task's
+// prediction is the answer token of highest logit (the papers' rule: the
+// model chooses among the answers, never a token that cannot be one). Data-parallel
 // ranks each evaluate their own slice (evaluate_sums), add their sums over
 // ranks, and summarize the total: the result is that of one process
 // evaluating every slice.
@@ -23,7 +25,9 @@ namespace flashtrain::trainer {
 struct EvalOptions {
   std::int64_t batches = 1;
   bool bf16 = false;      // autocast, as in training
-  int num_classes = 0;    // > 0 (tasks): also score accuracy with this many answer classes
+  // Tasks: the answer tokens (Vocabulary::classes); accuracy is scored over
+  // them. Empty for language modelling.
+  std::vector<std::int32_t> answer_tokens;
   // Called after each batch with (batches done, batches in all), e.g. for a
   // progress line; may be empty.
   std::function<void(std::int64_t, std::int64_t)> on_batch;
@@ -48,7 +52,7 @@ struct EvalSums {
   double loss_sum = 0.0;  // cross-entropy summed over the scored tokens (nats)
   std::int64_t scored_tokens = 0;
   std::int64_t batches = 0;
-  data::AccuracyCounts counts;  // tasks only (EvalOptions::num_classes > 0)
+  data::AccuracyCounts counts;  // tasks only (EvalOptions::answer_tokens set)
   data::LengthCounts by_length;  // tasks only; lengths up to the validation context
 
   // For a sum over ranks: the 7 scalars above, then (correct, total) of each
@@ -59,6 +63,10 @@ struct EvalSums {
   // Throws std::invalid_argument for a size that is not 7 + 2 x lengths.
   static EvalSums from_values(const std::vector<double>& values);
 };
+
+// The prediction at every position of logits [..., V]: the token of
+// answer_tokens (int64, on the logits' device) with the highest logit.
+torch::Tensor answer_predictions(const torch::Tensor& logits, const torch::Tensor& answer_tokens);
 
 // Runs the model in eval mode without gradients, then returns it to train mode.
 EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, const EvalOptions& options);

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "flashtrain/config/config.h"
 #include "flashtrain/data/tasks.h"
@@ -11,9 +13,30 @@ namespace flashtrain::trainer {
 
 enum class Split { kTrain, kValidation };
 
-// data.task with the split's length range; options.max_length covers both
-// splits, so train and validation share one vocabulary. data.task must be set.
+// data.task with the split's length range; options.max_length covers every
+// length a run draws, so train and validation share one vocabulary. data.task
+// must be set.
 data::TaskSpec task_spec(const config::DataConfig& data, Split split);
+
+// A range of lengths the validation of a task scores, drawn from the
+// validation stream.
+struct TaskBand {
+  std::string name;
+  data::LengthRange lengths;
+  // Per-position (Format 2) tasks score no position before this one: a test
+  // band scores only the positions beyond the training lengths, where the
+  // model has never been trained. 0 for the other formats.
+  std::int64_t first_scored_position = 0;
+};
+
+// The bands a task's validation scores, the one the run is judged on first:
+// "test" (data.task_val_min_len .. task_val_max_len), "train" (the training
+// lengths: did the run fit them?) and, with data.task_val_long_max_len > 0,
+// "long" (task_val_max_len + 1 .. task_val_long_max_len). data.task must be set.
+std::vector<TaskBand> task_validation_bands(const config::DataConfig& data);
+
+// data.task over the band's lengths (the vocabulary of task_spec).
+data::TaskSpec task_spec(const config::DataConfig& data, const TaskBand& band);
 
 // The context a split's task batches are padded to: the split's longest
 // sequence (data.task_train_max_len or data.task_val_max_len). The models are

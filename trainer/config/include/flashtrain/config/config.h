@@ -74,9 +74,10 @@ struct DataConfig {
   std::int64_t task_train_max_len = 40;
   std::int64_t task_val_min_len = 40;
   std::int64_t task_val_max_len = 256;
+  std::int64_t task_val_long_max_len = 0;  // 0: no second test band
   bool task_mask_answer = true;
-  std::int64_t task_majority_alphabet = 5;
-  bool task_brackets_multiplication = false;
+  std::int64_t task_majority_alphabet = 63;
+  bool task_brackets_multiplication = true;
 };
 
 struct OptimizerConfig {
