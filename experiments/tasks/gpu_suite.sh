@@ -26,11 +26,16 @@ JOBS="${JOBS:-$(nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"  # a run per core (nproc reads it: set after)
 # MPS (default on where the driver has it) lets the runs' small kernels share
 # the GPU at once instead of taking turns; it is a daemon of this user, stopped
-# on exit, and changes no setting of the card.
+# on exit by the call that started it (two suites at once share one), and
+# changes no setting of the card.
 if [ "${MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/flashtrain-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/flashtrain-mps/log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  nvidia-cuda-mps-control -d && trap 'echo quit | nvidia-cuda-mps-control' EXIT && echo "gpu_suite: MPS on"
+  if [ -S "$CUDA_MPS_PIPE_DIRECTORY/control" ] && echo get_server_list | nvidia-cuda-mps-control > /dev/null 2>&1; then
+    echo "gpu_suite: MPS already on"
+  else
+    nvidia-cuda-mps-control -d && trap 'echo quit | nvidia-cuda-mps-control' EXIT && echo "gpu_suite: MPS on"
+  fi
 fi
 PYTHONUNBUFFERED=1 python3 experiments/tasks/run_suite.py --out "$DIR" --flashtrain "$FLASHTRAIN" \
   --jobs "$JOBS" --gpus "$GPUS" --deadline "${DEADLINE:-480}" --pack "$OUT/$NAME.tgz" \

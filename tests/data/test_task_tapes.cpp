@@ -126,20 +126,23 @@ TEST(TaskTapes, MajorityCountTestAnswersAreCountsTrainingRarelyShows) {
   const auto rare = [&](std::int32_t count) { return training[count] < train_samples / 1000; };
   int largest_trained = 0;
   for (const auto& [count, n] : training) largest_trained = std::max(largest_trained, count);
-  for (const auto& [lengths, at_least_rare] : {std::pair{LengthRange{40, 256}, 0.6}, {LengthRange{257, 1024}, 0.99}}) {
+  const std::pair<LengthRange, double> bands[] = {{{40, 256}, 0.6}, {{257, 1024}, 0.99}};
+  for (const auto& [lengths, at_least_rare] : bands) {
     TaskOptions options;
     options.max_length = 1024;
     int rare_answers = 0, beyond = 0;
     const int test_samples = 4000;
     for (int i = 0; i < test_samples; ++i) {
-      const std::int32_t count = generate_sample({Task::kMajorityCount, options, lengths}, 2, std::uint64_t(i)).tokens.back();
+      const TaskSample s = generate_sample({Task::kMajorityCount, options, lengths}, 2, std::uint64_t(i));
+      const std::int32_t count = s.tokens.back();
       rare_answers += rare(count);
       beyond += count > largest_trained;
     }
     const double rare_fraction = double(rare_answers) / test_samples;
     std::printf("majority_count %d-%d: %.1f %% of answers are counts under 0.1 %% of training answers, "
                 "%.1f %% exceed the largest (%d)\n",
-                lengths.min_len, lengths.max_len, 100 * rare_fraction, 100.0 * beyond / test_samples, largest_trained);
+                lengths.min_len, lengths.max_len, 100 * rare_fraction, 100.0 * beyond / test_samples,
+                largest_trained);
     EXPECT_GT(rare_fraction, at_least_rare);
   }
 }

@@ -92,6 +92,11 @@ TEST(CommandLine, EachSubcommandHasItsOwnHelp) {
   EXPECT_EQ(parse({"eval", "--help"}).help_topic, Subcommand::kEval);
   EXPECT_FALSE(parse({"--help"}).help_topic.has_value());
   EXPECT_FALSE(parse({"help"}).help_topic.has_value());
+  EXPECT_EQ(parse({"help", "train"}).help_topic, Subcommand::kTrain);  // as `train --help`
+  EXPECT_EQ(parse({"help", "tasks"}).subcommand, Subcommand::kHelp);
+  EXPECT_EQ(parse({"help", "prepare"}).tool_args, (std::vector<std::string>{"--help"}));
+  expect_usage_error({"help", "trian"}, "help takes one subcommand");
+  expect_usage_error({"help", "train", "eval"}, "got 'train ...'");
   const std::string eval = usage_text(Subcommand::kEval);
   EXPECT_NE(eval.find("usage: flashtrain eval "), std::string::npos) << eval;
   EXPECT_NE(eval.find("--checkpoint DIR"), std::string::npos) << eval;

@@ -191,7 +191,8 @@ TEST(TaskEvaluation, PlainLstmTrainsOnParityAndCountsAnswersByLength) {
   EXPECT_EQ(bands["train"]["max_len"], 8);
   EXPECT_EQ(bands["long"]["min_len"], 17);
   EXPECT_EQ(bands["long"]["max_len"], 20);
-  for (const auto& [length, right, total] : bands["long"]["answers_by_length"].get<std::vector<std::array<std::int64_t, 3>>>()) {
+  using Rows = std::vector<std::array<std::int64_t, 3>>;
+  for (const auto& [length, right, total] : bands["long"]["answers_by_length"].get<Rows>()) {
     EXPECT_GE(length, 17);
     EXPECT_LE(length, 20);
   }

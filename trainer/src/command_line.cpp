@@ -164,6 +164,20 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     cl.tool_args.assign(argv + i, argv + argc);
     return cl;
   }
+  if (cl.subcommand == Subcommand::kHelp && i < argc && argv[i][0] != '-') {
+    // `flashtrain help SUBCOMMAND`: the same text as `flashtrain SUBCOMMAND --help`.
+    const auto topic = subcommands().find(argv[i]);
+    if (topic == subcommands().end() || topic->second == Subcommand::kHelp || i + 1 < argc)
+      throw UsageError(std::string("help takes one subcommand (train, eval, sample, export, tasks, tune or "
+                                   "prepare), got '") + argv[i] + (i + 1 < argc ? " ...'" : "'"));
+    if (topic->second == Subcommand::kPrepare) {  // prepare's help is the tool's own
+      cl.subcommand = Subcommand::kPrepare;
+      cl.tool_args = {"--help"};
+      return cl;
+    }
+    cl.help_topic = topic->second;
+    return cl;
+  }
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {

@@ -28,8 +28,7 @@ EvalSums evaluate_sums(models::LanguageModelImpl& model, BatchSource& batches, c
   const bool scores_answers = !options.answer_tokens.empty();
   torch::Tensor answer_ids;
   if (scores_answers)
-    answer_ids = torch::tensor(std::vector<std::int64_t>(options.answer_tokens.begin(), options.answer_tokens.end()),
-                               torch::kLong)
+    answer_ids = torch::tensor(std::vector<std::int64_t>(options.answer_tokens.begin(), options.answer_tokens.end()))
                      .to(loss_sum.device());
   for (std::int64_t i = 0; i < options.batches; ++i) {
     const Batch batch = batches.next();

@@ -35,7 +35,8 @@ Tokens sorted_symbols(const Tokens& inputs, const TaskOptions&) {
     throw DataError("bucket_sort: the inputs must end with the separator '|' (token 6)");
   Tokens symbols(inputs.begin(), inputs.end() - 1);
   for (std::size_t i = 0; i < symbols.size(); ++i) {
-    if (symbols[i] < kFirstSymbol || symbols[i] >= kSeparator) throw bad_token("bucket_sort", symbols[i], i, "a symbol (1..5)");
+    if (symbols[i] < kFirstSymbol || symbols[i] >= kSeparator)
+      throw bad_token("bucket_sort", symbols[i], i, "a symbol (1..5)");
   }
   std::sort(symbols.begin(), symbols.end());
   return symbols;
