@@ -34,9 +34,9 @@ SMALL_CORPUS = ["--tokenizer.path=.data/corpus-small/tokenizer.model",
 
 # name -> (flashtrain arguments, steps scale, the config's global batch or
 # None where it is the local batch times the ranks): one table of what is
-# measured. The parity cases are 4 heads of 32 (the block geometry of the
-# suite's block rows).
-HEADS = ["--model.n_heads=4", "--model.head_dim=32"]
+# measured. The parity cases are a width of 128 in 4 heads of 32 (the block
+# geometry of the suite's block rows).
+HEADS = ["--model.dim=128", "--model.n_heads=4", "--model.head_dim=32"]
 RESIDUAL = ["--model.structure=residual", *HEADS]
 PLAIN = ["--model.structure=plain", *HEADS]
 CASES = {

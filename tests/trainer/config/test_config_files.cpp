@@ -95,18 +95,20 @@ TEST(ConfigFiles, ParityFollowsTheTasksRecipe) {
   EXPECT_EQ(c.data.task_train_min_len, 3);
   EXPECT_EQ(c.data.task_train_max_len, 40);
   EXPECT_EQ(c.data.task_val_max_len, 256);
+  EXPECT_EQ(c.data.task_val_long_max_len, 1024);
   EXPECT_EQ(c.data.seq_len, 256);
   EXPECT_EQ(c.optimizer.lr, 1e-3);
   EXPECT_EQ(c.training.local_batch_size, 256);
   EXPECT_EQ(c.optimizer.beta2, 0.99);
   EXPECT_EQ(c.optimizer.weight_decay, 0.1);
   EXPECT_EQ(c.training.target_loss, 1e-4);
-  // The papers' LSTM: plain layers, one head as wide as the model.
+  // The papers' LSTM in Delétang et al.'s geometry: one plain layer of 256,
+  // one head as wide as the model.
   EXPECT_EQ(c.model.structure, "plain");
-  EXPECT_EQ(c.model.n_layers, 2);
-  EXPECT_EQ(c.model.dim, 128);
+  EXPECT_EQ(c.model.n_layers, 1);
+  EXPECT_EQ(c.model.dim, 256);
   EXPECT_EQ(c.model.n_heads, 1);
-  EXPECT_EQ(c.model.resolved_head_dim(), 128);
+  EXPECT_EQ(c.model.resolved_head_dim(), 256);
 }
 
 }  // namespace
