@@ -22,11 +22,11 @@ SOURCE_DIR = Path(os.environ.get("FLASHTRAIN_SOURCE_DIR",
 BUILD_DIR = os.environ.get("FLASHTRAIN_BUILD_DIR")
 BINARY = Path(BUILD_DIR) / "trainer" / "flashtrain" if BUILD_DIR else None
 
-# A tiny parity run (configs/tasks_parity.toml: a plain 2-layer LSTM) on the CPU, in fp32,
+# A tiny parity run (configs/tasks_parity.toml, in two plain LSTM layers) on the CPU, in fp32,
 # with a vocabulary of 11 (the task uses 3 ids; the rest are untrained rows) so that the
 # logits have some width. lr 1e-2: a few steps move the weights away from their init.
 BASE_FLAGS = [
-    "--model.dim=16", "--model.vocab_size=11", "--training.steps=3",
+    "--model.dim=16", "--model.n_layers=2", "--model.vocab_size=11", "--training.steps=3",
     "--training.mixed_precision=fp32", "--training.device=cpu", "--training.local_batch_size=4",
     "--validation.every=0", "--lr_scheduler.warmup_steps=1", "--optimizer.lr=1e-2",
     "--metrics.log_every=1", "--checkpoint.interval=0", "--model.backend=vanilla",
