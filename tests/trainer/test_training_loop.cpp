@@ -263,6 +263,30 @@ TEST(TrainingLoop, RefusesToMixRuns) {
   EXPECT_EQ(elsewhere.step(), 3);
 }
 
+// A split too short for one global batch stops the run before step 1 with an
+// error that names the keys, the validation split included (it is first read
+// only at the first validation).
+TEST(TrainingLoop, SplitsTooShortForABatchAreRefusedBeforeStepOne) {
+  TinyRun run;  // 4000 validation tokens: 3 windows of 1001; 32000 training tokens: 30
+  const auto refused = [&](const std::vector<std::string>& flags, const std::string& words) {
+    try {
+      Trainer trainer(run.config(flags), std::cout);
+      ADD_FAILURE() << "started with " << flags.back();
+    } catch (const config::ConfigError& e) {
+      for (const std::string& w : {std::string("fewer than one global batch"), words})
+        EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+    }
+  };
+  refused({"--data.seq_len=1000"}, "data.val_shards holds 3 windows of data.seq_len + 1 = 1001 tokens");
+  refused({"--data.seq_len=1000", "--training.local_batch_size=31"}, "data.train_shards holds 30 windows");
+  const fs::path checkpoints = run.dir() / "out" / "checkpoints";
+  EXPECT_TRUE(!fs::exists(checkpoints) || fs::is_empty(checkpoints));  // refused before any step
+  // Without validation the validation split is not needed.
+  std::ostringstream log;
+  Trainer trainer(run.config({"--data.seq_len=1000", "--validation.every=0", "--training.steps=1"}), log);
+  EXPECT_EQ(trainer.run().status, TrainStatus::kFinished) << log.str();
+}
+
 TEST(TrainingLoop, ResumeRefusesAnotherModel) {
   TinyRun run;
   train(run.config({"--training.steps=3"}));

@@ -17,6 +17,7 @@
 #include "flashrnn/tune/device_query.h"
 #include "flashtrain/config/consistency.h"
 #include "flashtrain/config/print.h"
+#include "flashtrain/data/error.h"
 #include "flashtrain/data/tasks.h"
 #include "flashtrain/distributed/collectives.h"
 #include "flashtrain/distributed/reducer.h"
@@ -44,6 +45,25 @@
 namespace flashtrain::trainer {
 namespace fs = std::filesystem;
 namespace {
+
+// Opens a split's batches (make: a make_*_batches call); shards too short for
+// one global batch are a config error naming the keys that decide it.
+template <class Make>
+std::unique_ptr<BatchSource> open_split(const config::ResolvedConfig& resolved, const std::string& split,
+                                        Make make) {
+  try {
+    return make();
+  } catch (const data::TooFewWindows& e) {
+    const std::string shards = "data." + split + "_shards";
+    throw resolved.error_at(
+        {shards, "data.seq_len", "training.local_batch_size", "training.global_batch_size"},
+        shards + " holds " + std::to_string(e.windows) + " windows of data.seq_len + 1 = " +
+            std::to_string(resolved.config.data.seq_len + 1) + " tokens, fewer than one global batch of " +
+            std::to_string(e.global_batch) + " sequences; lower data.seq_len or the batch, or give it more data (" +
+            e.what() + ")");
+  }
+}
+
 
 using Clock = std::chrono::steady_clock;
 
@@ -201,7 +221,13 @@ void Trainer::Impl::build() {
   model->train();
   parameters = model->parameters();
   optimizer = make_adamw(*model, config.optimizer);
-  batches = make_train_batches(config, vocab_size, device, world.rank, world.size);
+  batches = open_split(resolved, "train",
+                       [&] { return make_train_batches(config, vocab_size, device, world.rank, world.size); });
+  // The validation split is opened here too, before step 1, so that one that
+  // cannot fill a batch stops the run now and not after the training it wasted.
+  if (config.validation.every > 0)
+    open_split(resolved, "val",
+               [&] { return make_validation_batches(config, vocab_size, device, world.rank, world.size); });
   tokens_per_step = accumulation * config.training.local_batch_size * train_context(config) * world.size;
   if (world.distributed()) {
     // Every rank must build the same model from the same resolved config.

@@ -63,13 +63,15 @@ ShardLoader::ShardLoader(LoaderOptions options) {
   state_ = std::make_unique<State>(std::move(options), std::move(shards));
   const LoaderOptions& o = state_->options;
   if (state_->index.size() < state_->global_batch()) {
-    throw DataError("ShardLoader: " + std::to_string(o.shard_paths.size()) + " shard(s) with " +
-                    std::to_string(state_->total_tokens) + " tokens hold " +
-                    std::to_string(state_->index.size()) + " windows of " +
-                    std::to_string(o.sequence_length + 1) +
-                    " tokens, fewer than one global batch (world_size " +
-                    std::to_string(o.world_size) + " x batch_size " + std::to_string(o.batch_size) +
-                    ")");
+    throw TooFewWindows("ShardLoader: " + std::to_string(o.shard_paths.size()) + " shard(s) with " +
+                            std::to_string(state_->total_tokens) + " tokens hold " +
+                            std::to_string(state_->index.size()) + " windows of " +
+                            std::to_string(o.sequence_length + 1) +
+                            " tokens, fewer than one global batch (world_size " +
+                            std::to_string(o.world_size) + " x batch_size " + std::to_string(o.batch_size) +
+                            ")",
+                        static_cast<std::int64_t>(state_->index.size()),
+                        static_cast<std::int64_t>(state_->global_batch()));
   }
   state_->enter_epoch(0);
 }
