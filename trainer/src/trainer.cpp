@@ -303,6 +303,9 @@ void Trainer::Impl::resume() {
   }
   if (!source) {
     log << "starting from scratch (no checkpoint in " << folder.path().string() << ")\n";
+    if (const std::int64_t dropped = metrics.start_over())
+      log << "metrics: dropped the " << dropped << " records in " << metrics.path()
+          << " of an earlier start that left no checkpoint (this run trains from step 0)\n";
     return;
   }
   const CheckpointContents contents = load_checkpoint(*source, config, *model, optimizer.get(), verified);
