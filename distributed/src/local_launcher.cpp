@@ -25,6 +25,11 @@ std::atomic<int> g_signal{0};
 
 extern "C" void on_launcher_signal(int signal_number) { g_signal.store(signal_number); }
 
+// The signals the launcher forwards to every rank: the trainer's stop signals
+// (trainer/README.md), so a closed terminal (SIGHUP) saves as Ctrl-C does.
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
+constexpr std::size_t kForwardedCount = sizeof kForwardedSignals / sizeof kForwardedSignals[0];
+
 // Installs the forwarding handlers for the launcher's lifetime.
 class SignalCatcher {
  public:
@@ -34,19 +39,16 @@ class SignalCatcher {
     action.sa_handler = on_launcher_signal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
+    for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwardedSignals[i], &action, &previous_[i]);
   }
   ~SignalCatcher() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
+    for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwardedSignals[i], &previous_[i], nullptr);
   }
   // The signal received since the last call, or 0.
   int take() { return g_signal.exchange(0); }
 
  private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
+  struct sigaction previous_[kForwardedCount] {};
 };
 
 // Variables a rank must not inherit from the launcher's own environment: they
@@ -132,8 +134,7 @@ pid_t start_rank(const LaunchOptions& o, int rank, int port, pid_t launcher) {
     if (getppid() != launcher) _exit(1);  // the launcher died before prctl
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &default_action, nullptr);
-    sigaction(SIGTERM, &default_action, nullptr);
+    for (int forwarded_signal : kForwardedSignals) sigaction(forwarded_signal, &default_action, nullptr);
     execve(o.executable.c_str(), c_args.data(), c_env.data());
     const char* reason = errno == ENOENT ? "no such file\n" : errno == EACCES ? "permission denied\n" : "exec failed\n";
     (void)!write(2, exec_failed.data(), exec_failed.size());

@@ -17,6 +17,7 @@
 #include "cells/registry.h"
 #include "flashrnn/flashrnn.h"
 #include "flashrnn/scan.h"
+#include "flashtrain/trainer/checksum.h"
 #include "recurrence.h"
 #include "scan/scan_backends.h"
 #include "scan/scan_validate.h"
@@ -223,10 +224,18 @@ std::string torch_version() {
          std::to_string(TORCH_VERSION_PATCH);
 }
 
+// The checksum a manifest.json records for a file (FNV-1a, 64 bit, as 16 hex
+// digits): the trainer's own code (trainer/src/checksum.cpp) is compiled into
+// this library, so load_export checks an export exactly as the trainer does.
+std::string checksum_of_file(const std::string& path) {
+  return flashtrain::trainer::fnv1a64_of_file(path);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(flashtrain, m) {
   m.def("torch_version() -> str", &torch_version);
+  m.def("fnv1a64_of_file(str path) -> str", &checksum_of_file);
   m.def(
       "flashrnn_forward(Tensor Wx, Tensor R, Tensor b, Tensor? initial_states, "
       "Tensor? reset_mask, str cell, str backend, bool gradient_recurrent_cut, "

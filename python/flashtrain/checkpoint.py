@@ -31,6 +31,9 @@ STRUCTURES = ("residual", "plain")
 CELLS = {"lstm": (4, 4, 2), "gru": (3, 4, 1), "elman": (1, 1, 1), "slstm": (4, 4, 4)}
 
 
+MANIFEST = "manifest.json"
+
+
 class ExportError(ValueError):
     """A malformed `flashtrain export` directory (a ValueError)."""
 
@@ -439,11 +442,59 @@ def _config_int(config, key, directory, minimum=1):
     return value
 
 
-def _read_config(directory):
+def _fnv1a64_of_file(path) -> str:
+    """The checksum manifest.json records for a file: FNV-1a (64 bit) as 16 hex digits,
+    computed by the trainer's own code (trainer/src/checksum.cpp, in the extension)."""
+    if not hasattr(torch.ops.flashtrain, "fnv1a64_of_file"):
+        raise ImportError("flashtrain: the extension predates load_export's manifest check "
+                          "(no fnv1a64_of_file); rebuild it (cmake --build build --target "
+                          "flashtrain_torch) and reinstall the package")
+    return torch.ops.flashtrain.fnv1a64_of_file(os.fspath(path))
+
+
+def _verify_manifest(directory):
+    """Checks every file manifest.json lists against its size and checksum, as the trainer
+    does before it reads an export or a checkpoint (trainer/src/staged_directory.cpp,
+    verify_manifest): a flipped bit or an edited config.json is refused, not loaded."""
+    path = os.path.join(directory, MANIFEST)
+    if not os.path.isfile(path):
+        raise ExportError(f"{directory} has no {MANIFEST}, so it is not a `flashtrain export` "
+                          "directory (flashtrain export writes config.json, model.safetensors "
+                          f"and, last, {MANIFEST}; a directory without it was never finished)")
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except json.JSONDecodeError as error:
+        raise ExportError(f"{path} is not valid JSON: {error}") from error
+    if not isinstance(manifest, dict) or manifest.get("format") != "flashtrain-manifest" \
+            or not isinstance(manifest.get("files"), dict):
+        raise ExportError(f"{path} is not a flashtrain manifest (format, files)")
+    if manifest.get("kind") != "export":
+        raise ExportError(f"{directory} is a flashtrain {manifest.get('kind')!r} directory, not "
+                          f"an export ({MANIFEST}: kind); `flashtrain export` writes one")
+    files = manifest["files"]
     for name in ("config.json", "model.safetensors"):
-        if not os.path.isfile(os.path.join(directory, name)):
-            raise ExportError(f"{directory} has no {name}; expected a `flashtrain export` "
-                              "directory (config.json + model.safetensors)")
+        if name not in files:
+            raise ExportError(f"{path} does not list {name}; it does not describe this export")
+    for name, entry in files.items():
+        file = os.path.join(directory, name)
+        if os.path.basename(name) != name or name in (".", ".."):
+            raise ExportError(f"{path} lists {name!r}, which is not a file name in {directory}")
+        if not isinstance(entry, dict) or "bytes" not in entry or "fnv1a64" not in entry:
+            raise ExportError(f"{path}: the entry of {name} has no bytes or fnv1a64")
+        if not os.path.isfile(file):
+            raise ExportError(f"{directory} has no {name}, which {MANIFEST} lists")
+        size = os.path.getsize(file)
+        if size != entry["bytes"]:
+            raise ExportError(f"{file} has {size} bytes; {MANIFEST} says {entry['bytes']} "
+                              "(a truncated or replaced file)")
+        checksum = _fnv1a64_of_file(file)
+        if checksum != entry["fnv1a64"]:
+            raise ExportError(f"{file} is corrupt or was edited: FNV-1a checksum {checksum}, "
+                              f"{MANIFEST} says {entry['fnv1a64']}")
+
+
+def _read_config(directory):
     try:
         with open(os.path.join(directory, "config.json")) as f:
             config = json.load(f)
@@ -584,13 +635,17 @@ def load_export(directory: Union[str, os.PathLike], device=None, dtype=None,
     `device` (default: the CPU). backend goes to flashtrain.flashrnn ("auto": the fastest
     that runs the case; CPU tensors run the vanilla backend).
 
-    A malformed export (a missing file or key, an unknown block kind, a tensor missing,
-    unexpected or of the wrong shape) raises ExportError, a ValueError naming it.
+    Every file manifest.json lists is checked against its size and checksum first, as the
+    trainer checks its exports and checkpoints. A directory without manifest.json, a file
+    that does not match it (a flipped bit, an edited config.json), or a malformed export (a
+    missing file or key, an unknown block kind, a tensor missing, unexpected or of the
+    wrong shape) raises ExportError, a ValueError naming the file.
     """
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     directory = os.fspath(directory)
+    _verify_manifest(directory)
     config = _read_config(directory)
     try:
         tensors = load_file(os.path.join(directory, "model.safetensors"))

@@ -98,8 +98,32 @@ def reference_logits(directory, tokens):
     return torch.from_numpy(reference_lm.load_export(directory).logits(tokens.numpy()))
 
 
+def fnv1a64(data: bytes) -> str:
+    """FNV-1a, 64 bit, as 16 hex digits: written out here from its definition, independent
+    of the extension's (the trainer's) code."""
+    value = 0xcbf29ce484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def reseal(directory):
+    """Records the files' current sizes and checksums in manifest.json, as if the trainer
+    had written them: an edited export that its manifest still vouches for."""
+    path = os.path.join(directory, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    for name in manifest["files"]:
+        with open(os.path.join(directory, name), "rb") as f:
+            data = f.read()
+        manifest["files"][name] = {"bytes": len(data), "fnv1a64": fnv1a64(data)}
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+
+
 def copy_export(source, target, edit_config=None, edit_tensors=None):
-    """A copy of an export, config.json and/or the tensors edited."""
+    """A copy of an export, config.json and/or the tensors edited, and manifest.json
+    recording the edited files (so that the checks after the manifest's are reached)."""
     from safetensors.torch import load_file, save_file
     shutil.copytree(source, target)
     if edit_config is not None:
@@ -114,6 +138,7 @@ def copy_export(source, target, edit_config=None, edit_tensors=None):
         tensors = load_file(path)
         edit_tensors(tensors)
         save_file(tensors, path)
+    reseal(target)
     return target
 
 
@@ -294,19 +319,22 @@ class MalformedExportTest(unittest.TestCase):
         self.assertIn(message, str(caught.exception))
 
     def test_missing_files(self):
-        self.assertRefused(self.tmp, "has no config.json")
+        self.assertRefused(self.tmp, "has no manifest.json, so it is not a `flashtrain export` "
+                                     "directory")
         directory = self.edited()
         os.remove(os.path.join(directory, "model.safetensors"))
-        self.assertRefused(directory, "has no model.safetensors")
+        self.assertRefused(directory, "has no model.safetensors, which manifest.json lists")
 
     def test_unreadable_files(self):
         directory = self.edited()
         with open(os.path.join(directory, "model.safetensors"), "wb") as f:
             f.write(b"not a safetensors file")
+        reseal(directory)
         self.assertRefused(directory, "model.safetensors cannot be read")
         directory = self.edited()
         with open(os.path.join(directory, "config.json"), "w") as f:
             f.write("{")
+        reseal(directory)
         self.assertRefused(directory, "config.json is not valid JSON")
         with self.assertRaisesRegex(ValueError, "dtype must be a floating torch.dtype"):
             flashtrain.load_export(EXPORTS["residual_lstm_ffn"], dtype=torch.int32)
@@ -339,6 +367,64 @@ class MalformedExportTest(unittest.TestCase):
         self.assertRefused(self.edited(edit_tensors=lambda t: t.update(
             {"blocks.0.ffn.up.weight": torch.zeros(64, 8)})),
             "blocks.0.ffn.up.weight has shape [64, 8], but config.json implies [64, 16]")
+
+    def test_a_flipped_bit_in_the_weights_is_refused(self):
+        directory = self.edited()
+        path = os.path.join(directory, "model.safetensors")
+        with open(path, "r+b") as f:
+            data = bytearray(f.read())
+            data[-5] ^= 0x01  # in the last tensor's bytes: the file still parses
+            f.seek(0)
+            f.write(data)
+        self.assertRefused(directory, f"{path} is corrupt or was edited: FNV-1a checksum")
+
+    def test_an_edited_config_is_refused(self):
+        directory = self.edited()
+        path = os.path.join(directory, "config.json")
+        with open(path) as f:
+            text = f.read()
+        at = text.index('"norm_eps": ') + len('"norm_eps": ')  # e.g. 1e-05 -> 2e-05, same size
+        self.assertTrue(text[at].isdigit(), text[at:at + 8])
+        with open(path, "w") as f:
+            f.write(text[:at] + ("2" if text[at] != "2" else "3") + text[at + 1:])
+        self.assertRefused(directory, f"{path} is corrupt or was edited: FNV-1a checksum")
+        directory = self.edited()
+        with open(os.path.join(directory, "config.json"), "a") as f:
+            f.write("\n")
+        self.assertRefused(directory, "config.json has")  # ... bytes; manifest.json says ...
+
+    def test_a_manifest_that_does_not_describe_the_export(self):
+        directory = self.edited()
+        with open(os.path.join(directory, "manifest.json"), "w") as f:
+            f.write("{")
+        self.assertRefused(directory, "manifest.json is not valid JSON")
+        directory = self.edited()
+        path = os.path.join(directory, "manifest.json")
+        with open(path) as f:
+            manifest = json.load(f)
+        del manifest["files"]["config.json"]
+        with open(path, "w") as f:
+            json.dump(manifest, f)
+        self.assertRefused(directory, "manifest.json does not list config.json")
+        checkpoints = os.path.join(_tmp, "residual_lstm_ffn", "checkpoints")
+        steps = sorted(n for n in os.listdir(checkpoints) if n.startswith("step_") and "." not in n)
+        step = os.path.join(checkpoints, steps[-1])
+        self.assertRefused(step, "is a flashtrain 'checkpoint' directory, not an export")
+
+    def test_the_checksum_is_the_trainers(self):
+        directory = EXPORTS["residual_lstm_ffn"]
+        with open(os.path.join(directory, "manifest.json")) as f:
+            files = json.load(f)["files"]
+        self.assertIn("model.safetensors", files)
+        for name, entry in files.items():
+            path = os.path.join(directory, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            self.assertEqual(torch.ops.flashtrain.fnv1a64_of_file(path), entry["fnv1a64"], name)
+            self.assertEqual(fnv1a64(data), entry["fnv1a64"], name)
+        empty = os.path.join(self.tmp, "empty")
+        open(empty, "wb").close()
+        self.assertEqual(torch.ops.flashtrain.fnv1a64_of_file(empty), "cbf29ce484222325")
 
     def test_bad_tokens(self):
         model = flashtrain.load_export(EXPORTS["residual_lstm_ffn"])

@@ -127,8 +127,6 @@ class PrepareRun : public ::testing::Test {
 };
 
 TEST_F(PrepareRun, ShardsHoldEachDocumentInOrder) {
-  fs::create_directories(dir_.path() / "out");
-  write_text(dir_.file("out/train_000099.bin"), "left over from an earlier run");
   const PrepareOptions o = options("out", 3);
   const PrepareReport report = prepare_shards(o);
 
@@ -158,7 +156,6 @@ TEST_F(PrepareRun, ShardsHoldEachDocumentInOrder) {
   EXPECT_GE(report.train.shards.size(), 3u);
   EXPECT_EQ(report.train.documents + report.val.documents, 40);
   EXPECT_EQ(report.vocab_size, 600);
-  EXPECT_FALSE(fs::exists(dir_.file("out/train_000099.bin"))) << "stale shard kept";
 
   std::ifstream manifest_file(dir_.file("out/prepare.json"));
   const auto manifest = nlohmann::json::parse(manifest_file);
@@ -182,6 +179,79 @@ TEST_F(PrepareRun, OutputDoesNotDependOnThreads) {
     EXPECT_EQ(testing::read_bytes(one.train.shards[i]), testing::read_bytes(four.train.shards[i]));
   }
   EXPECT_EQ(concatenated_tokens(one.val.shards), concatenated_tokens(four.val.shards));
+}
+
+// The shard files in `dir` (train_*.bin and val_*.bin), by name.
+std::vector<std::string> shard_files(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".bin" && (name.rfind("train_", 0) == 0 || name.rfind("val_", 0) == 0))
+      names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> file_names(const std::vector<std::string>& paths) {
+  std::vector<std::string> names;
+  for (const auto& path : paths) names.push_back(fs::path(path).filename().string());
+  return names;
+}
+
+TEST_F(PrepareRun, RefusesShardFilesItDidNotWrite) {
+  fs::create_directories(dir_.path() / "out");
+  write_text(dir_.file("out/train_000007.bin"), "someone else's shard");
+  write_text(dir_.file("out/val_000000.bin"), "someone else's validation shard");
+  expect_error<DataError>([&] { prepare_shards(options("out", 2)); },
+                          {"out' holds shard files that no prepare.json there records", "train_000007.bin",
+                           "val_000000.bin", "does not overwrite or remove", "choose another --output"});
+  EXPECT_EQ(testing::read_text(dir_.file("out/train_000007.bin")), "someone else's shard");
+  EXPECT_EQ(testing::read_text(dir_.file("out/val_000000.bin")), "someone else's validation shard");
+  EXPECT_EQ(shard_files(dir_.file("out")), (std::vector<std::string>{"train_000007.bin", "val_000000.bin"}))
+      << "nothing written beside them";
+  EXPECT_FALSE(fs::exists(dir_.file("out/prepare.json")));
+}
+
+TEST_F(PrepareRun, RefusesAShardItsManifestDoesNotList) {
+  const PrepareReport first = prepare_shards(options("out", 2));
+  write_text(dir_.file("out/train_000099.bin"), "copied in by hand");
+  const auto before = testing::read_bytes(first.train.shards[0]);
+  expect_error<DataError>([&] { prepare_shards(options("out", 2)); }, {"train_000099.bin", "--output"});
+  EXPECT_EQ(testing::read_text(dir_.file("out/train_000099.bin")), "copied in by hand");
+  EXPECT_EQ(testing::read_bytes(first.train.shards[0]), before);
+}
+
+TEST_F(PrepareRun, ReplacesItsOwnShardsAndRemovesThoseItDidNotRewrite) {
+  PrepareOptions many = options("out", 2);
+  many.shard_tokens = 1000;
+  const PrepareReport first = prepare_shards(many);
+  const PrepareReport second = prepare_shards(options("out", 2));  // 3000 tokens a shard: fewer
+  ASSERT_LT(second.train.shards.size(), first.train.shards.size());
+  std::vector<std::string> expected = file_names(second.train.shards);
+  for (const auto& name : file_names(second.val.shards)) expected.push_back(name);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(shard_files(dir_.file("out")), expected);
+  std::ifstream manifest_file(dir_.file("out/prepare.json"));
+  const auto manifest = nlohmann::json::parse(manifest_file);
+  EXPECT_EQ(manifest["complete"], true);
+  EXPECT_EQ(manifest["train"]["shards"], nlohmann::json(file_names(second.train.shards)));
+}
+
+TEST_F(PrepareRun, AnInterruptedRunsShardsAreStillItsOwn) {
+  // What a run leaves when it is killed while writing: the record of the
+  // shards it claimed, some of them written.
+  fs::create_directories(dir_.path() / "out");
+  for (const char* name : {"train_000000.bin", "train_000001.bin", "train_000042.bin", "val_000000.bin"})
+    write_text(dir_.file(std::string("out/") + name), "half done");
+  write_text(dir_.file("out/prepare.json"), R"({"complete": false,
+    "train": {"shards": ["train_000000.bin", "train_000001.bin", "train_000042.bin"]},
+    "val": {"shards": ["val_000000.bin", "../outside.bin"]}})");
+  write_text(dir_.file("outside.bin"), "not a shard name: never touched");
+  const PrepareReport report = prepare_shards(options("out", 2));
+  EXPECT_FALSE(fs::exists(dir_.file("out/train_000042.bin"))) << "its own, not rewritten: removed";
+  EXPECT_EQ(testing::read_text(dir_.file("outside.bin")), "not a shard name: never touched");
+  EXPECT_EQ(shard_files(dir_.file("out")).size(), report.train.shards.size() + report.val.shards.size());
 }
 
 TEST_F(PrepareRun, MissingTokenizerIsAClearError) {

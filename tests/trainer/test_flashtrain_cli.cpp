@@ -6,8 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -84,21 +89,26 @@ TEST(FlashtrainCli, RunFailuresExitWith1WithoutAStackTrace) {
   expect_clean_error(run_flashtrain(args), 1, "no checkpoint in");
 }
 
+// Waits up to a minute for a run of 1000000 steps to log `steps` steps in `log`.
+void wait_for_steps(const fs::path& log, int steps) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto steps_logged = [&] {
+    const std::string text = read_file(log);
+    int count = 0;
+    for (auto at = text.find("/1000000 | loss"); at != std::string::npos; at = text.find("/1000000 | loss", at + 1))
+      ++count;
+    return count;
+  };
+  while (steps_logged() < steps && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 TEST(FlashtrainCli, SigintSavesACheckpointAndTheSameCommandContinues) {
   ScratchDir dir;
   auto args = tiny_task_run(dir / "out");
   args.push_back("--training.steps=1000000");
   const pid_t pid = start(args, dir / "first.log");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  const auto steps_logged = [&] {
-    const std::string log = read_file(dir / "first.log");
-    int count = 0;
-    for (auto at = log.find("/1000000 | loss"); at != std::string::npos; at = log.find("/1000000 | loss", at + 1))
-      ++count;
-    return count;
-  };
-  while (steps_logged() < 3 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_steps(dir / "first.log", 3);
   ::kill(pid, SIGINT);
   const int status = wait_for(pid);
   const std::string first = read_file(dir / "first.log");
@@ -113,6 +123,69 @@ TEST(FlashtrainCli, SigintSavesACheckpointAndTheSameCommandContinues) {
   EXPECT_EQ(second.status, 0) << second.output;
   EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
   EXPECT_TRUE(fs::exists(CheckpointFolder(dir / "out" / "checkpoints").path_for_step(saved->step + 2)));
+}
+
+// Whether signal `sig` is pending for process `pid`: sent, not yet delivered (its
+// bit in SigPnd or ShdPnd of /proc/PID/status).
+bool signal_pending(pid_t pid, int sig) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  const std::uint64_t bit = std::uint64_t{1} << (sig - 1);
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigPnd:", 0) != 0 && line.rfind("ShdPnd:", 0) != 0) continue;
+    if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
+  }
+  return false;
+}
+
+// Sends `sig` and waits until the process has taken it (so that a second
+// one is a second delivery, not merged with the first while pending).
+void send_and_wait_for_delivery(pid_t pid, int sig) {
+  ::kill(pid, sig);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (signal_pending(pid, sig) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
+// The step of "received signal N at step S" in a log, or -1.
+std::int64_t stop_step(const std::string& log) {
+  const auto at = log.find(" at step ", log.find("received signal "));
+  return at == std::string::npos ? -1 : std::stoll(log.substr(at + 9));
+}
+
+// Repeated stop signals while the run stops (a second Ctrl-C; `timeout -s INT`
+// reaching the whole process group) and SIGHUP (a closed terminal) or SIGUSR1
+// still save a checkpoint of the step the run stopped at; with
+// checkpoint.interval = 0 that save is all the run leaves. The same command
+// continues from it.
+TEST(FlashtrainCli, RepeatedAndOtherStopSignalsStillSaveTheCheckpoint) {
+  const std::vector<std::vector<int>> cases = {{SIGINT, SIGINT}, {SIGHUP}, {SIGUSR1, SIGTERM, SIGINT}};
+  for (const std::vector<int>& signals : cases) {
+    SCOPED_TRACE("first signal " + std::to_string(signals[0]) + " of " + std::to_string(signals.size()));
+    ScratchDir dir;
+    auto args = tiny_task_run(dir / "out");
+    args.push_back("--training.steps=1000000");
+    const pid_t pid = start(args, dir / "first.log");
+    wait_for_steps(dir / "first.log", 3);
+    for (int sig : signals) send_and_wait_for_delivery(pid, sig);
+    const int status = wait_for(pid);
+    const std::string first = read_file(dir / "first.log");
+    EXPECT_NE(first.find("received signal " + std::to_string(signals[0]) + " at step "), std::string::npos) << first;
+    // 128 + the first signal; or, where the run finished its save and put the
+    // default actions back before a later signal arrived, that signal's end.
+    EXPECT_TRUE(std::any_of(signals.begin(), signals.end(), [&](int sig) { return status == 128 + sig; }))
+        << status << "\n" << first;
+    const std::int64_t step = stop_step(first);
+    ASSERT_GE(step, 3) << first;
+    const auto saved = CheckpointFolder(dir / "out" / "checkpoints").latest_valid();
+    ASSERT_TRUE(saved) << "no checkpoint:\n" << first;
+    EXPECT_EQ(saved->step, step) << first;
+
+    args.back() = "--training.steps=" + std::to_string(step + 2);
+    const ProcessRun second = run_flashtrain(args);
+    EXPECT_EQ(second.status, 0) << second.output;
+    EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
+    EXPECT_TRUE(fs::exists(CheckpointFolder(dir / "out" / "checkpoints").path_for_step(step + 2)));
+  }
 }
 
 // Waits up to a minute for `words` in the file `log`.

@@ -129,5 +129,58 @@ TEST(RunFolder, AResumedRunKeepsOneRecordPerStep) {
   for (std::int64_t step : {3, 6, 9}) EXPECT_EQ((records[{"val", step}]), 1) << "val records of step " << step;
 }
 
+// The records of metrics.jsonl by (kind, step), and its start events.
+struct MetricsCounts {
+  std::map<std::pair<std::string, std::int64_t>, int> records;
+  int starts = 0;
+};
+
+MetricsCounts count_metrics(const fs::path& path) {
+  MetricsCounts counts;
+  std::istringstream lines(testing::read_file(path));
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);  // every line parses
+    if (record["kind"] == "train" || record["kind"] == "val") ++counts.records[{record["kind"], record["step"]}];
+    if (record["kind"] == "event" && record["event"] == "start") ++counts.starts;
+  }
+  return counts;
+}
+
+// A run that starts from step 0 over the metrics of an earlier start that left
+// no checkpoint (killed before its first one; checkpoints off, or
+// checkpoint.resume = none) starts the file afresh: one record per step of
+// this run, one start event, nothing of the earlier one.
+TEST(RunFolder, ARunStartingFromScratchStartsItsMetricsAfresh) {
+  TinyRun run;
+  const fs::path metrics = run.dir() / "out" / "metrics.jsonl";
+  const std::vector<std::string> flags = {"--metrics.log_every=1", "--validation.every=0"};
+  const auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), flags.begin(), flags.end());
+    return run.config(more);
+  };
+  {
+    std::ostringstream log;
+    Trainer trainer(with({"--training.steps=6", "--checkpoint.interval=0"}), log);
+    trainer.run();
+  }
+  // As if killed after step 6's records but before its checkpoint.
+  remove_tree(CheckpointFolder(run.dir() / "out" / "checkpoints").path_for_step(6));
+  for (const std::vector<std::string>& second :
+       {std::vector<std::string>{"--training.steps=4"},
+        std::vector<std::string>{"--training.steps=3", "--checkpoint.enable=false", "--checkpoint.resume=none"}}) {
+    const std::int64_t steps = std::stoll(second[0].substr(second[0].find('=') + 1));
+    std::ostringstream log;
+    Trainer trainer(with(second), log);
+    EXPECT_EQ(trainer.step(), 0);
+    EXPECT_NE(log.str().find("metrics: dropped the "), std::string::npos) << log.str();
+    trainer.run();
+    const MetricsCounts counts = count_metrics(metrics);
+    EXPECT_EQ(counts.starts, 1) << testing::read_file(metrics);
+    for (std::int64_t step = 1; step <= 6; ++step)
+      EXPECT_EQ((counts.records.count({"train", step}) ? counts.records.at({"train", step}) : 0), step <= steps ? 1 : 0)
+          << "train records of step " << step << " after a run of " << steps;
+  }
+}
+
 }  // namespace
 }  // namespace flashtrain::trainer

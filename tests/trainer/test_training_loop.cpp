@@ -229,6 +229,34 @@ TEST(TrainingLoop, OnlyCheckpointCorruptStopsInsteadOfStartingOver) {
   EXPECT_TRUE(folder.complete().empty());
 }
 
+// A checkpoint directory without manifest.json (which a save never leaves: it
+// renames the directory into place after writing the manifest) is not usable;
+// when it is the only one, the run stops as for a corrupt one instead of
+// starting over from step 0.
+TEST(TrainingLoop, OnlyCheckpointWithoutManifestStopsInsteadOfStartingOver) {
+  TinyRun run;
+  train(run.config({"--training.steps=6"}));
+  const CheckpointFolder folder(run.dir() / "out" / "checkpoints");
+  fs::remove(folder.path_for_step(6) / kManifestFile);
+  try {
+    Trainer trainer(run.config({"--training.steps=12"}), std::cout);
+    ADD_FAILURE() << "started over from step 0 past a checkpoint without manifest";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no usable checkpoint in " + folder.path().string()), std::string::npos) << what;
+    EXPECT_NE(what.find("step_00000006: no manifest.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("--checkpoint.resume=none"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(fs::exists(folder.path_for_step(6) / "model.safetensors")) << "moved or removed";
+
+  std::ostringstream log;
+  Trainer over(run.config({"--training.steps=12", "--checkpoint.resume=none"}), log);
+  EXPECT_EQ(over.step(), 0);
+  EXPECT_NE(log.str().find("starting over: the unusable " + folder.path_for_step(6).string()), std::string::npos)
+      << log.str();
+  EXPECT_TRUE(fs::exists(folder.path() / "step_00000006.invalid-0" / "model.safetensors"));
+}
+
 TEST(TrainingLoop, KeepsTheLastKCheckpoints) {
   TinyRun run;
   train(run.config({"--training.steps=12", "--checkpoint.interval=3", "--checkpoint.keep_last=2"}));

@@ -26,6 +26,20 @@ void MetricsLog::write(const nlohmann::json& record) {
   if (!out_) throw std::runtime_error("cannot write the metrics file " + path_);
 }
 
+std::int64_t MetricsLog::start_over() {
+  if (!out_.is_open()) return 0;
+  out_.close();
+  std::int64_t dropped = 0;
+  {
+    std::ifstream in(path_);
+    for (std::string line; std::getline(in, line);) dropped += line.empty() ? 0 : 1;
+  }
+  if (dropped > 0) data::write_file_atomically(path_, "");
+  out_.open(path_, std::ios::app);
+  if (!out_) throw std::runtime_error("cannot open the metrics file " + path_ + ": " + std::strerror(errno));
+  return dropped;
+}
+
 std::int64_t MetricsLog::drop_after(std::int64_t step) {
   if (!out_.is_open()) return 0;
   out_.close();

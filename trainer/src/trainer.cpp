@@ -286,9 +286,11 @@ std::optional<fs::path> Trainer::Impl::choose_resume_source(bool* verified) {
     if (const auto latest = folder.latest_valid(&skipped)) {
       source = latest->path;
       *verified = true;  // latest_valid() checked the checksums already
-    } else if (!folder.complete().empty()) {
-      // Every finished checkpoint fails its check: starting over would
-      // silently throw away the run. The user decides; nothing is moved.
+    } else if (!skipped.empty()) {
+      // Every checkpoint fails its check (or has no manifest, which a save
+      // never leaves: it renames its directory into place after writing the
+      // manifest): starting over would silently throw away the run. The user
+      // decides; nothing is moved.
       throw std::runtime_error(no_usable_checkpoint_message(folder.path(), skipped));
     }
     // Newer but unusable: set aside, so that saves and keep-last-k see only
@@ -310,9 +312,8 @@ std::optional<fs::path> Trainer::Impl::choose_resume_source(bool* verified) {
                                "); resume them (checkpoint.resume = latest), move them away, or set another "
                                "job.dump_folder");
     for (const SkippedCheckpoint& s : skipped)
-      if (fs::exists(s.entry.path / kManifestFile))
-        log << "starting over: the unusable " << s.entry.path.string() << " (" << s.reason << ") moved to "
-            << folder.set_aside(s.entry.path).string() << "\n";
+      log << "starting over: the unusable " << s.entry.path.string() << " (" << s.reason << ") moved to "
+          << folder.set_aside(s.entry.path).string() << "\n";
   }
   return source;
 }
@@ -331,6 +332,9 @@ void Trainer::Impl::resume() {
   }
   if (!source) {
     log << "starting from scratch (no checkpoint in " << folder.path().string() << ")\n";
+    if (const std::int64_t dropped = metrics.start_over())
+      log << "metrics: dropped the " << dropped << " records in " << metrics.path()
+          << " of an earlier start that left no checkpoint (this run trains from step 0)\n";
     return;
   }
   const CheckpointContents contents = load_checkpoint(*source, config, *model, optimizer.get(), verified);

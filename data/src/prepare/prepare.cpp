@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +16,10 @@
 
 namespace flashtrain::data {
 namespace {
+
+constexpr const char* kManifestName = "prepare.json";
+constexpr const char* kSplits[] = {"train", "val"};
+using ShardNames = std::map<std::string, std::set<std::string>>;  // split -> file names
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -28,12 +35,97 @@ void check_options(const PrepareOptions& o) {
   }
 }
 
+// The shard names prepare.json in `output_dir` records per split; nothing if
+// there is none or it cannot be read. Only plain shard names count, so an
+// edited manifest cannot point prepare at any other file.
+ShardNames recorded_shards(const std::filesystem::path& output_dir) {
+  ShardNames recorded;
+  std::ifstream in(output_dir / kManifestName);
+  if (!in) return recorded;
+  const nlohmann::json manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_object()) return recorded;
+  for (const char* split : kSplits) {
+    const auto part = manifest.find(split);
+    if (part == manifest.end() || !part->is_object() || !part->contains("shards") ||
+        !part->at("shards").is_array())
+      continue;
+    for (const nlohmann::json& name : part->at("shards")) {
+      if (name.is_string() && is_shard_name(name.get<std::string>(), split))
+        recorded[split].insert(name.get<std::string>());
+    }
+  }
+  return recorded;
+}
+
+// The shard files in the output directory that are prepare's own: those that
+// prepare.json records. Only these are replaced or removed. While a run writes
+// (or after it was interrupted) prepare.json is a record marked
+// "complete": false that lists every shard the run may have written, so the
+// next run still knows them. Any other shard file there is someone else's:
+// prepare refuses to start rather than overwrite it or leave it among the
+// splits (the loader reads every train_*.bin of a folder).
+class OutputShards {
+ public:
+  explicit OutputShards(std::string output_dir)
+      : output_dir_(std::move(output_dir)), owned_(recorded_shards(output_dir_)) {
+    refuse_foreign_shards();
+  }
+
+  // Records `name` as this run's before its file is written.
+  void claim(const std::string& split, const std::string& name) {
+    if (owned_[split].insert(name).second || !record_written_) write_in_progress_record();
+  }
+
+  // Removes the split's shards of an earlier run that this run did not rewrite.
+  void remove_unwritten(const std::string& split, const std::vector<std::string>& written) {
+    std::set<std::string> kept;
+    for (const std::string& path : written) kept.insert(std::filesystem::path(path).filename().string());
+    for (const std::string& name : owned_[split]) {
+      if (!kept.count(name)) std::filesystem::remove(std::filesystem::path(output_dir_) / name);
+    }
+    owned_[split] = kept;
+  }
+
+ private:
+  void refuse_foreign_shards() const {
+    std::vector<std::string> foreign;
+    for (const char* split : kSplits) {
+      for (const std::string& name : shard_files_in(output_dir_, split)) {
+        const auto owned = owned_.find(split);
+        if (owned == owned_.end() || !owned->second.count(name)) foreign.push_back(name);
+      }
+    }
+    if (foreign.empty()) return;
+    std::string names;
+    for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) names += (i ? ", " : "") + foreign[i];
+    if (foreign.size() > 5) names += " and " + std::to_string(foreign.size() - 5) + " more";
+    throw DataError("output directory '" + output_dir_ + "' holds shard files that no " + kManifestName +
+                    " there records as written by prepare: " + names +
+                    ". prepare does not overwrite or remove files it did not write, and the loader "
+                    "would read them as part of the splits; choose another --output (an empty "
+                    "directory), or move those files away");
+  }
+
+  void write_in_progress_record() {
+    nlohmann::json record{{"complete", false},
+                          {"note", "a prepare run is writing this directory or was interrupted; "
+                                   "the shards listed are its own"}};
+    for (const char* split : kSplits) record[split]["shards"] = owned_[split];
+    write_file_atomically((std::filesystem::path(output_dir_) / kManifestName).string(), record.dump(2) + "\n");
+    record_written_ = true;
+  }
+
+  std::string output_dir_;
+  ShardNames owned_;
+  bool record_written_ = false;
+};
+
 SplitReport encode_split(const std::string& label, const std::vector<Document>& documents,
-                         const Tokenizer& tokenizer, const PrepareOptions& o) {
+                         const Tokenizer& tokenizer, const PrepareOptions& o, OutputShards& output) {
   SplitReport report;
   report.documents = static_cast<std::int64_t>(documents.size());
   ShardSequence shards(o.output_dir, label, format_for_vocab_size(tokenizer.vocab_size()),
-                       o.shard_tokens);
+                       o.shard_tokens, [&](const std::string& name) { output.claim(label, name); });
   ProgressLine progress(label, report.documents, o.progress);
   encode_in_order(documents, tokenizer, o.threads, [&](std::size_t index, EncodedDocument&& doc) {
     shards.append(doc.tokens);
@@ -43,7 +135,7 @@ SplitReport encode_split(const std::string& label, const std::vector<Document>& 
   });
   progress.finish(report.documents, report.tokens, report.bytes);
   report.shards = shards.finish();
-  remove_stale_shards(o.output_dir, label, report.shards);
+  output.remove_unwritten(label, report.shards);
   return report;
 }
 
@@ -73,6 +165,7 @@ std::string model_path_for_manifest(const PrepareOptions& o) {
 void write_manifest(const PrepareOptions& o, const PrepareReport& r, const DocumentSplit& split) {
   const TokenizerTrainOptions& t = o.tokenizer_options;
   nlohmann::json manifest{
+      {"complete", true},
       {"inputs", o.inputs},
       {"tokenizer",
        {{"model", model_path_for_manifest(o)},
@@ -91,7 +184,7 @@ void write_manifest(const PrepareOptions& o, const PrepareReport& r, const Docum
       {"val", split_json(r.val, split.val, true)},
       {"seconds", {{"tokenizer", r.tokenizer_seconds}, {"encode", r.encode_seconds}}},
   };
-  write_file_atomically((std::filesystem::path(o.output_dir) / "prepare.json").string(),
+  write_file_atomically((std::filesystem::path(o.output_dir) / kManifestName).string(),
                         manifest.dump(2) + "\n");
 }
 
@@ -100,6 +193,7 @@ void write_manifest(const PrepareOptions& o, const PrepareReport& r, const Docum
 PrepareReport prepare_shards(const PrepareOptions& options) {
   check_options(options);
   std::filesystem::create_directories(options.output_dir);
+  OutputShards output(options.output_dir);  // refuses before any work if foreign shards are there
   const std::vector<Document> documents = find_documents(options.inputs);
   const DocumentSplit split = split_documents(documents, options.val_fraction, options.split_seed);
 
@@ -116,8 +210,8 @@ PrepareReport prepare_shards(const PrepareOptions& options) {
   report.vocab_size = tokenizer.vocab_size();
 
   const auto start = std::chrono::steady_clock::now();
-  report.train = encode_split("train", split.train, tokenizer, options);
-  report.val = encode_split("val", split.val, tokenizer, options);
+  report.train = encode_split("train", split.train, tokenizer, options, output);
+  report.val = encode_split("val", split.val, tokenizer, options, output);
   report.encode_seconds = seconds_since(start);
   write_manifest(options, report, split);
   return report;

@@ -116,7 +116,8 @@ std::string prepare_usage(const std::string& program) {
 
 INPUT is a text file (one document) or a directory (each *.txt file below it
 is one document). Writes DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c token
-shards) and DIR/prepare.json.
+shards) and DIR/prepare.json; refuses a DIR holding shards that its
+prepare.json does not list (it overwrites and removes only its own).
 
   --output DIR              where shards go (required)
   --tokenizer PATH          SentencePiece model (default DIR/tokenizer.model)

@@ -10,9 +10,9 @@
 namespace flashtrain::data {
 
 ShardSequence::ShardSequence(std::string directory, std::string prefix, TokenFormat format,
-                             std::int64_t shard_tokens)
+                             std::int64_t shard_tokens, NewShardHook before_new_shard)
     : directory_(std::move(directory)), prefix_(std::move(prefix)), format_(format),
-      shard_tokens_(shard_tokens) {
+      shard_tokens_(shard_tokens), before_new_shard_(std::move(before_new_shard)) {
   if (shard_tokens_ < 1 || shard_tokens_ > kMaxShardTokens) {
     throw DataError("shard_tokens must be in [1, 2^31 - 1], got " + std::to_string(shard_tokens_));
   }
@@ -28,8 +28,9 @@ void ShardSequence::append(const std::vector<std::int32_t>& tokens) {
   std::size_t offset = 0;
   while (offset < tokens.size()) {
     if (!current_) {
-      const std::string path =
-          (std::filesystem::path(directory_) / shard_name(prefix_, written_.size())).string();
+      const std::string name = shard_name(prefix_, written_.size());
+      if (before_new_shard_) before_new_shard_(name);
+      const std::string path = (std::filesystem::path(directory_) / name).string();
       current_ = std::make_unique<ShardWriter>(path, format_);
       written_.push_back(path);
     }
@@ -52,17 +53,20 @@ std::vector<std::string> ShardSequence::finish() {
   return written_;
 }
 
-void remove_stale_shards(const std::string& directory, const std::string& prefix,
-                         const std::vector<std::string>& keep) {
-  const std::regex pattern(prefix + "_[0-9]{6}\\.bin");
+bool is_shard_name(const std::string& name, const std::string& prefix) {
+  static const std::regex number("_[0-9]{6}\\.bin");
+  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+         std::regex_match(name.substr(prefix.size()), number);
+}
+
+std::vector<std::string> shard_files_in(const std::string& directory, const std::string& prefix) {
+  std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
-    const std::string name = entry.path().filename().string();
-    if (!std::regex_match(name, pattern)) continue;
-    const bool kept = std::any_of(keep.begin(), keep.end(), [&](const std::string& path) {
-      return std::filesystem::path(path).filename() == name;
-    });
-    if (!kept) std::filesystem::remove(entry.path());
+    std::string name = entry.path().filename().string();
+    if (is_shard_name(name, prefix)) names.push_back(std::move(name));
   }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace flashtrain::data

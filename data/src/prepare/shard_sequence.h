@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,8 +14,12 @@ namespace flashtrain::data {
 
 class ShardSequence {
  public:
+  // `before_new_shard` is called with a shard's file name before the file is
+  // created (prepare records it as its own first).
+  using NewShardHook = std::function<void(const std::string& name)>;
+
   ShardSequence(std::string directory, std::string prefix, TokenFormat format,
-                std::int64_t shard_tokens);
+                std::int64_t shard_tokens, NewShardHook before_new_shard = {});
 
   void append(const std::vector<std::int32_t>& tokens);
   // Commits the last shard; returns the paths of all shards written.
@@ -27,13 +32,15 @@ class ShardSequence {
   std::string prefix_;
   TokenFormat format_;
   std::int64_t shard_tokens_;
+  NewShardHook before_new_shard_;
   std::unique_ptr<ShardWriter> current_;
   std::vector<std::string> written_;
 };
 
-// Removes <prefix>_NNNNNN.bin files in `directory` that are not in `keep`
-// (left over from an earlier run with more shards).
-void remove_stale_shards(const std::string& directory, const std::string& prefix,
-                         const std::vector<std::string>& keep);
+// Whether `name` is a shard file name <prefix>_NNNNNN.bin.
+bool is_shard_name(const std::string& name, const std::string& prefix);
+
+// The file names of the <prefix>_NNNNNN.bin files in `directory`, sorted.
+std::vector<std::string> shard_files_in(const std::string& directory, const std::string& prefix);
 
 }  // namespace flashtrain::data

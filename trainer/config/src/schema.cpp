@@ -295,7 +295,8 @@ Schema build_schema() {
       .key("folder", &CheckpointConfig::folder, "checkpoint directory, relative to job.dump_folder",
            C::non_empty(), {"dir", "path", "checkpoint_dir", "directory"})
       .key("interval", &CheckpointConfig::interval,
-           "save every this many steps, and always at the end and on SIGINT/SIGTERM; 0 = only then",
+           "save every this many steps, and always at the end and on a stop signal "
+           "(SIGINT, SIGTERM, SIGHUP, SIGUSR1); 0 = only then",
            C::at_least(0), {"save_every", "every", "freq", "save_interval"})
       .key("keep_last", &CheckpointConfig::keep_last,
            "keep the newest this many checkpoints; 0 = keep all", C::at_least(0),

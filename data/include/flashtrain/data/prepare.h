@@ -72,7 +72,9 @@ struct PrepareReport {
 
 // Runs the whole preparation; writes the shards and a manifest
 // (prepare.json: options, counts, shard names, timings) into output_dir,
-// and removes shards of an earlier run that this run did not rewrite.
+// and removes shards of an earlier run that this run did not rewrite. Throws
+// DataError, before writing anything, if output_dir holds shard files that its
+// prepare.json does not record as prepare's own.
 PrepareReport prepare_shards(const PrepareOptions& options);
 
 }  // namespace flashtrain::data

@@ -3,8 +3,9 @@
 // program with the same arguments, told its place through the torchrun
 // variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT; a free port unless given). The launcher
-//   - forwards SIGINT/SIGTERM to every rank (the ranks run in their own process
-//     group, so a terminal's Ctrl-C reaches them once, through the launcher);
+//   - forwards SIGINT, SIGTERM, SIGHUP and SIGUSR1 to every rank (the ranks run
+//     in their own process group, so a terminal's Ctrl-C reaches them once,
+//     through the launcher);
 //   - when a rank fails (non-zero status, or killed by a signal it was not
 //     sent), names it, sends SIGTERM to the others and SIGKILL after a grace
 //     period, and exits with the failed rank's status;

@@ -24,6 +24,11 @@ class MetricsLog {
   // lines a kill cut off, so the file keeps one record per step and kind.
   // Records without a step (a run's start) stay. Returns the lines dropped.
   std::int64_t drop_after(std::int64_t step);
+  // For a run that starts from step 0: empties the file (atomically), whose
+  // records are of an earlier start that left no checkpoint to continue
+  // (killed before its first one, or restarted with checkpoint.resume = none);
+  // this run trains those steps again. Returns the lines dropped.
+  std::int64_t start_over();
   bool enabled() const { return out_.is_open(); }
   const std::string& path() const { return path_; }
 
