@@ -14,6 +14,7 @@
 
 #include "flashtrain/config/json.h"
 #include "flashtrain/config/schema.h"
+#include "flashtrain/data/error.h"
 #include "flashtrain/trainer/checkpoint_folder.h"
 #include "flashtrain/trainer/staged_directory.h"
 #include "flashtrain/trainer/trainer.h"
@@ -292,8 +293,9 @@ TEST(TrainingLoop, RefusesToMixRuns) {
 }
 
 // A split too short for one global batch stops the run before step 1 with an
-// error that names the keys, the validation split included (it is first read
-// only at the first validation).
+// error that names the keys, and so does a validation set with a token outside
+// the vocabulary (the validation split is otherwise first read at the first
+// validation).
 TEST(TrainingLoop, SplitsTooShortForABatchAreRefusedBeforeStepOne) {
   TinyRun run;  // 4000 validation tokens: 3 windows of 1001; 32000 training tokens: 30
   const auto refused = [&](const std::vector<std::string>& flags, const std::string& words) {
@@ -307,6 +309,16 @@ TEST(TrainingLoop, SplitsTooShortForABatchAreRefusedBeforeStepOne) {
   };
   refused({"--data.seq_len=1000"}, "data.val_shards holds 3 windows of data.seq_len + 1 = 1001 tokens");
   refused({"--data.seq_len=1000", "--training.local_batch_size=31"}, "data.train_shards holds 30 windows");
+  // A token outside the vocabulary in the validation set: refused before step 1 too.
+  std::vector<std::int32_t> tokens = testing::rule_tokens(4000, 3);
+  tokens[100] = 60000;
+  data::write_shard((run.dir() / "val_000000.bin").string(), data::TokenFormat::kUint16, tokens);
+  try {
+    Trainer trainer(run.config(), std::cout);
+    ADD_FAILURE() << "started with token 60000 in the validation shard";
+  } catch (const data::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("token 60000 at index 100"), std::string::npos) << e.what();
+  }
   const fs::path checkpoints = run.dir() / "out" / "checkpoints";
   EXPECT_TRUE(!fs::exists(checkpoints) || fs::is_empty(checkpoints));  // refused before any step
   // Without validation the validation split is not needed.

@@ -223,11 +223,14 @@ void Trainer::Impl::build() {
   optimizer = make_adamw(*model, config.optimizer);
   batches = open_split(resolved, "train",
                        [&] { return make_train_batches(config, vocab_size, device, world.rank, world.size); });
-  // The validation split is opened here too, before step 1, so that one that
-  // cannot fill a batch stops the run now and not after the training it wasted.
-  if (config.validation.every > 0)
-    open_split(resolved, "val",
-               [&] { return make_validation_batches(config, vocab_size, device, world.rank, world.size); });
+  // The validation set is read once here, before step 1: one that cannot fill
+  // a batch or holds a token outside the vocabulary stops the run now, not at
+  // the first validation after the training it wasted.
+  if (config.validation.every > 0) {
+    const std::unique_ptr<BatchSource> validation = open_split(
+        resolved, "val", [&] { return make_validation_batches(config, vocab_size, device, world.rank, world.size); });
+    for (std::int64_t i = validation_batches_per_rank(config, world.size); i > 0; --i) validation->next();
+  }
   tokens_per_step = accumulation * config.training.local_batch_size * train_context(config) * world.size;
   if (world.distributed()) {
     // Every rank must build the same model from the same resolved config.
