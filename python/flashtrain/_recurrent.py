@@ -4,6 +4,7 @@ from typing import Optional, Tuple, Union
 import torch
 
 from . import _ops  # noqa: F401  (registers autograd and fake kernels)
+from ._devices import check_one_device
 
 # FlashRNN's backend names and ours -> the op's.
 _BACKENDS = {
@@ -87,6 +88,8 @@ def flashrnn(
     _check_tensor(b, "b")
     _check_tensor(states, "states", optional=True)
     _check_tensor(reset_mask, "reset_mask", optional=True)
+    check_one_device("flashrnn", (("Wx", Wx), ("R", R), ("b", b), ("states", states),
+                                  ("reset_mask", reset_mask)))
     if not isinstance(function, str):
         raise TypeError(f"flashrnn: function must be a string, got {type(function).__name__}")
     if backend not in _BACKENDS:

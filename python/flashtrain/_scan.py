@@ -4,6 +4,7 @@ from typing import Optional
 import torch
 
 from . import _ops  # noqa: F401  (registers autograd and fake kernels)
+from ._devices import check_one_device
 
 
 def scan(
@@ -30,6 +31,7 @@ def scan(
             raise TypeError(f"scan: {name} must be a torch.Tensor, got {type(value).__name__}")
     if x0 is not None and not isinstance(x0, torch.Tensor):
         raise TypeError(f"scan: x0 must be a torch.Tensor or None, got {type(x0).__name__}")
+    check_one_device("scan", (("gates", gates), ("tokens", tokens), ("x0", x0)))
     if not gates.is_cuda and backend == "cuda":
         backend = "vanilla"
     x, last = torch.ops.flashtrain.scan_forward(gates, tokens, x0, layout, bool(reverse), backend)

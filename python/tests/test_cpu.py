@@ -152,6 +152,17 @@ class FlashRnnErrorsTest(unittest.TestCase):
             flashrnn(Wx, R, b, backend="triton")
         self.assert_message(e, "triton", "cuda_fused")
 
+    def test_inputs_on_two_devices(self):
+        # A meta tensor among CPU ones once reached the shape-only kernel.
+        Wx, R, b, _ = make("lstm", grad=False)
+        with self.assertRaises(ValueError) as e:
+            flashrnn(Wx, R.to("meta"), b)
+        self.assert_message(e, "R is on meta", "Wx is on cpu")
+        states = torch.zeros(2, Wx.shape[0], 1, Wx.shape[3], Wx.shape[4], device="meta")
+        with self.assertRaises(ValueError) as e:
+            flashrnn(Wx, R, b, states)
+        self.assert_message(e, "states is on meta")
+
     def test_not_a_tensor(self):
         _, R, b, _ = make("lstm", grad=False)
         with self.assertRaises(TypeError) as e:
@@ -287,6 +298,9 @@ class ScanTest(unittest.TestCase):
             scan(a, a, layout="tbd")
         with self.assertRaises(TypeError):
             scan(a, "tokens")
+        with self.assertRaises(ValueError) as e:
+            scan(a, a.to("meta"))
+        self.assertIn("tokens is on meta but gates is on cpu", str(e.exception))
 
 
 class CompileTest(unittest.TestCase):
