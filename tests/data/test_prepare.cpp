@@ -276,8 +276,13 @@ TEST_F(PrepareRun, CommandLineTool) {
   EXPECT_TRUE(fs::exists(dir_.file("cli/tokenizer.model")));
   EXPECT_EQ(run(tool + " --output x --bogus 2> /dev/null"), 2);
   EXPECT_EQ(run(tool + " --output x --vocab-size many in 2> /dev/null"), 2);
-  EXPECT_EQ(run(tool + " --output " + dir_.file("cli2") + " --quiet " + dir_.file("docs") + " 2> /dev/null"), 1)
-      << "no tokenizer and no --train-tokenizer";
+  // No tokenizer and no --train-tokenizer: a usage error that says what to pass.
+  EXPECT_EQ(run(tool + " --output " + dir_.file("cli2") + " --quiet " + dir_.file("docs") + " 2> " +
+                dir_.file("no_tokenizer.log")),
+            2);
+  const std::string no_tokenizer = testing::read_text(dir_.file("no_tokenizer.log"));
+  EXPECT_NE(no_tokenizer.find("there is no tokenizer model at"), std::string::npos) << no_tokenizer;
+  EXPECT_NE(no_tokenizer.find("--train-tokenizer --vocab-size N"), std::string::npos) << no_tokenizer;
   // A missing input is a usage error, named.
   EXPECT_EQ(run(tool + " --output " + dir_.file("cli3") + " " + dir_.file("missing.txt") + " 2> " +
                 dir_.file("missing.log")),
@@ -292,6 +297,7 @@ TEST_F(PrepareRun, CommandLineTool) {
   EXPECT_NE(small.find("a vocabulary of 20 pieces is smaller than the "), std::string::npos) << small;
   EXPECT_NE(small.find("--vocab-size"), std::string::npos) << small;
   EXPECT_EQ(small.find("character_coverage"), std::string::npos) << small;
+  EXPECT_EQ(small.find("prepare: prepare:"), std::string::npos) << small;  // one program name
 }
 
 }  // namespace

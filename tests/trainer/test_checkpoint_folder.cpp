@@ -128,6 +128,25 @@ TEST(VerifyManifest, DetectsMissingTruncatedAndCorruptFiles) {
   EXPECT_THROW(verify_manifest(ckpt, false), std::runtime_error);
 }
 
+// A path that is no directory at all is said to be so, not taken for an
+// interrupted save.
+TEST(VerifyManifest, NamesAMissingPathAndAFile) {
+  ScratchDir dir;
+  const auto message = [](const fs::path& path) {
+    try {
+      verify_manifest(path);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(dir.path() / "missing").find("missing does not exist"), std::string::npos);
+  write_file(dir.path() / "file", "x");
+  EXPECT_NE(message(dir.path() / "file").find("is not a directory"), std::string::npos);
+  fs::create_directories(dir.path() / "empty");
+  EXPECT_NE(message(dir.path() / "empty").find("has no manifest.json"), std::string::npos);
+}
+
 TEST(CheckpointFolder, NamesAndListsCheckpointsByStep) {
   ScratchDir dir;
   const CheckpointFolder folder(dir / "ckpt");

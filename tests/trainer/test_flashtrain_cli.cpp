@@ -245,5 +245,30 @@ TEST(FlashtrainCli, EvalOfATaskPrintsTheAnswersByLength) {
   EXPECT_EQ(answers, 2 * 4);
 }
 
+// What a newcomer gets wrong first, answered with what to do: a second export
+// of one checkpoint, an export or a missing folder given as a checkpoint, and
+// `help SUBCOMMAND`.
+TEST(FlashtrainCli, CheckpointMistakesSayWhatToDo) {
+  ScratchDir dir;
+  auto args = tiny_task_run(dir / "out");
+  args.push_back("--training.steps=2");
+  ASSERT_EQ(run_flashtrain(args).status, 0);
+  auto with = [&](const char* subcommand, std::vector<std::string> extra) {
+    std::vector<std::string> command = args;
+    command.insert(command.begin(), subcommand);
+    command.insert(command.end(), extra.begin(), extra.end());
+    return run_flashtrain(command);
+  };
+  ASSERT_EQ(with("export", {}).status, 0);
+  expect_clean_error(with("export", {}), 1, "pass --output DIR to export it elsewhere");
+  EXPECT_EQ(with("export", {"--output=" + (dir / "second").string()}).status, 0);
+  const fs::path exported = dir / "out" / "export" / "step_00000002";
+  expect_clean_error(with("eval", {"--checkpoint=" + exported.string()}), 1, "is an export");
+  expect_clean_error(with("eval", {"--checkpoint=" + (dir / "nowhere").string()}), 1, "nowhere does not exist");
+  const ProcessRun help = run_flashtrain({"help", "eval"});
+  EXPECT_EQ(help.status, 0) << help.output;
+  EXPECT_NE(help.output.find("usage: flashtrain eval"), std::string::npos) << help.output;
+}
+
 }  // namespace
 }  // namespace flashtrain::trainer

@@ -219,6 +219,9 @@ int run_export(const config::ResolvedConfig& resolved, const CommandLine& comman
     if (output.empty())
       output = std::filesystem::path(resolved.config.job.dump_folder) / "export" /
                loaded.checkpoint.filename();
+    if (command.output.empty() && std::filesystem::exists(output))
+      throw std::runtime_error(output.string() + " already exists (an earlier export of this checkpoint); " +
+                               "pass --output DIR to export it elsewhere");
     export_model(resolved.config, *loaded.model, loaded.contents.progress, output);
     std::cout << "exported " << loaded.checkpoint.string() << " (step " << loaded.contents.progress.step << ") to "
               << output.string() << "\n";

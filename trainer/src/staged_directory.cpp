@@ -160,6 +160,9 @@ void StagedDirectory::commit(const nlohmann::json& extra) {
 nlohmann::json verify_manifest(const fs::path& dir, bool check_contents) {
   const fs::path manifest_path = dir / kManifestFile;
   std::error_code error;
+  if (!fs::exists(dir, error)) throw std::runtime_error(dir.string() + " does not exist");
+  if (!fs::is_directory(dir, error))
+    throw std::runtime_error(dir.string() + " is not a directory (a checkpoint or an export is one)");
   if (!fs::is_regular_file(manifest_path, error))
     throw std::runtime_error(dir.string() + " has no " + kManifestFile + " (an interrupted save?)");
   nlohmann::json manifest;

@@ -85,7 +85,13 @@ void save_checkpoint(const fs::path& directory, const TrainingProgress& progress
 CheckpointContents load_checkpoint(const fs::path& directory, const config::Config& config,
                                    models::LanguageModelImpl& model, torch::optim::AdamW* optimizer,
                                    bool verified) {
-  if (!verified) verify_manifest(directory);
+  if (!verified) {
+    const nlohmann::json manifest = verify_manifest(directory);
+    if (manifest.value("kind", "") == "export")
+      throw std::runtime_error(directory.string() + " is an export (the model alone, for flashtrain.load_export " +
+                               "in Python), not a training checkpoint; name a checkpoint, a step_N folder " +
+                               "under the run's checkpoint.folder");
+  }
   CheckpointContents contents;
   contents.config = read_json(directory / kConfigFile);
   check_same_model(contents.config, config, directory.string());

@@ -98,6 +98,10 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
       throw PrepareUsageError("input '" + input + "' does not exist (INPUT is a text file or a directory)");
   }
   if (o.tokenizer_model.empty()) o.tokenizer_model = o.output_dir + "/tokenizer.model";
+  std::error_code ignored;
+  if (!o.train_tokenizer && !std::filesystem::exists(o.tokenizer_model, ignored))
+    throw PrepareUsageError("there is no tokenizer model at '" + o.tokenizer_model +
+                            "': pass --tokenizer MODEL, or --train-tokenizer --vocab-size N to train one");
   return parsed;
 }
 
@@ -161,7 +165,10 @@ int run_prepare_command(const std::vector<std::string>& args, const std::string&
     out << line;
     return 0;
   } catch (const std::exception& e) {
-    err << program << ": " << e.what() << "\n";
+    // The library's messages start with "prepare: "; the program name says it.
+    std::string message = e.what();
+    if (message.rfind("prepare: ", 0) == 0) message.erase(0, 9);
+    err << program << ": " << message << "\n";
     return 1;
   }
 }

@@ -26,8 +26,13 @@ int attribute(cudaDeviceAttr attr, int ordinal, const char* name) {
 
 DeviceProps query_cuda_device(int ordinal) {
   int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+    // Without any NVIDIA driver the runtime reports an "insufficient" one: on
+    // a machine with no GPU that reads as if upgrading the driver would help.
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
+      fail("no CUDA GPU here (no NVIDIA driver, or one older than this CUDA runtime)", e);
     fail("no usable CUDA device (cudaGetDeviceCount failed)", e);
+  }
   if (count == 0) throw DeviceQueryError("no CUDA device: cudaGetDeviceCount found none");
   if (ordinal < 0 || ordinal >= count)
     throw DeviceQueryError("CUDA device " + std::to_string(ordinal) + " does not exist; " +
