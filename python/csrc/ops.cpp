@@ -5,6 +5,9 @@
 // kernels the backends launch. The kernels are flashrnn_ops' own: this file
 // only unpacks arguments, keeps what a forward leaves for its backward as
 // outputs, and maps flashrnn::InputError to Python's ValueError / TypeError.
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,6 +21,9 @@
 #include "flashrnn/flashrnn.h"
 #include "flashrnn/scan.h"
 #include "flashtrain/trainer/checksum.h"
+#ifdef FLASHTRAIN_WITH_TOKENIZER
+#include "flashtrain/data/tokenizer.h"
+#endif
 #include "recurrence.h"
 #include "scan/scan_backends.h"
 #include "scan/scan_validate.h"
@@ -231,11 +237,51 @@ std::string checksum_of_file(const std::string& path) {
   return flashtrain::trainer::fnv1a64_of_file(path);
 }
 
+#ifdef FLASHTRAIN_WITH_TOKENIZER
+// The SentencePiece model at `path`, loaded once (a run's tokenizer.model).
+const flashtrain::data::Tokenizer& tokenizer_at(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<flashtrain::data::Tokenizer>> loaded;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<flashtrain::data::Tokenizer>& tokenizer = loaded[path];
+  if (!tokenizer) tokenizer = std::make_unique<flashtrain::data::Tokenizer>(path);
+  return *tokenizer;
+}
+
+std::vector<std::int64_t> tokenize(const std::string& path, const std::string& text) {
+  const std::vector<std::int32_t> ids = tokenizer_at(path).encode(text);
+  return {ids.begin(), ids.end()};
+}
+
+std::string detokenize(const std::string& path, const std::vector<std::int64_t>& ids) {
+  const flashtrain::data::Tokenizer& tokenizer = tokenizer_at(path);
+  std::vector<std::int32_t> narrow;
+  narrow.reserve(ids.size());
+  for (const std::int64_t id : ids) {
+    TORCH_CHECK_VALUE(id >= 0 && id < tokenizer.vocab_size(), "detokenize: id ", id, " is outside the vocabulary (",
+                      tokenizer.vocab_size(), " pieces) of ", path);
+    narrow.push_back(static_cast<std::int32_t>(id));
+  }
+  return tokenizer.decode(narrow);
+}
+
+// [vocabulary size, pad, unk, bos, eos, newline] of the model at `path`.
+std::vector<std::int64_t> tokenizer_ids(const std::string& path) {
+  const flashtrain::data::Tokenizer& t = tokenizer_at(path);
+  return {t.vocab_size(), t.pad_id(), t.unk_id(), t.bos_id(), t.eos_id(), t.newline_id()};
+}
+#endif
+
 }  // namespace
 
 TORCH_LIBRARY(flashtrain, m) {
   m.def("torch_version() -> str", &torch_version);
   m.def("fnv1a64_of_file(str path) -> str", &checksum_of_file);
+#ifdef FLASHTRAIN_WITH_TOKENIZER
+  m.def("tokenize(str model, str text) -> int[]", &tokenize);
+  m.def("detokenize(str model, int[] ids) -> str", &detokenize);
+  m.def("tokenizer_ids(str model) -> int[]", &tokenizer_ids);
+#endif
   m.def(
       "flashrnn_forward(Tensor Wx, Tensor R, Tensor b, Tensor? initial_states, "
       "Tensor? reset_mask, str cell, str backend, bool gradient_recurrent_cut, "

@@ -3,6 +3,7 @@
     from flashtrain import flashrnn   # instead of: from flashrnn import flashrnn
     from flashtrain import scan       # instead of: from accelerated_scan.warp import scan
     model = flashtrain.load_export(dir)  # a `flashtrain export` as an nn.Module (generate())
+    tokenizer = flashtrain.Tokenizer(f"{dir}/tokenizer.model")  # the run's text <-> ids
 
 Importing loads the prebuilt extension (_C.so) with torch.ops.load_library;
 nothing is compiled at import or at first use.
@@ -14,7 +15,8 @@ LIBRARY = _library.load()
 from ._recurrent import flashrnn, gru_from_flashrnn  # noqa: E402
 from ._scan import scan  # noqa: E402
 from .checkpoint import ExportError, FlashtrainLM, GenerationState, load_export  # noqa: E402
+from ._tokenizer import Tokenizer  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["flashrnn", "gru_from_flashrnn", "scan", "load_export", "FlashtrainLM",
-           "GenerationState", "ExportError", "LIBRARY"]
+           "GenerationState", "ExportError", "Tokenizer", "LIBRARY"]
