@@ -38,6 +38,14 @@ TEST(FlashtrainPrepare, WritesShardsAndReportsThem) {
   ASSERT_TRUE(fs::exists(out / "val_000000.bin"));
   const data::ShardReader train((out / "train_000000.bin").string());
   EXPECT_GT(train.token_count(), 1000);
+
+  // A model.vocab_size below the tokenizer's 500 pieces is refused at the key
+  // before training, not at the first token beyond it.
+  const ProcessRun small = run_flashtrain(
+      {"--config", "configs/quickstart.toml", "--tokenizer.path=" + (out / "tokenizer.model").string(),
+       "--data.train_shards=" + (out / "train_*.bin").string(), "--data.val_shards=" + (out / "val_*.bin").string(),
+       "--model.vocab_size=100", "--training.device=cpu", "--job.dump_folder=" + (dir / "run").string()});
+  testing::expect_clean_error(small, 2, "model.vocab_size (100) is smaller than the 500 pieces of the tokenizer");
 }
 
 TEST(FlashtrainPrepare, UsageErrorsAndHelpNameTheSubcommand) {

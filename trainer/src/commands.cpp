@@ -51,7 +51,7 @@ struct LoadedModel {
 LoadedModel load_trained_model(const config::ResolvedConfig& resolved, const CommandLine& command) {
   LoadedModel loaded;
   loaded.device = resolve_device(resolved);
-  loaded.vocab_size = resolve_vocab_size(resolved.config);
+  loaded.vocab_size = resolve_vocab_size(resolved);
   loaded.model = build_model(resolved, loaded.vocab_size, loaded.device);
   loaded.checkpoint = choose_checkpoint(resolved.config, command.checkpoint, std::cerr);
   loaded.contents = load_checkpoint(loaded.checkpoint, resolved.config, *loaded.model, nullptr);

@@ -203,7 +203,7 @@ void Trainer::Impl::build() {
   if (config.debug.deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   if (config.debug.anomaly_detection) torch::autograd::AnomalyMode::set_enabled(true);
 
-  vocab_size = resolve_vocab_size(config);
+  vocab_size = resolve_vocab_size(resolved);
   // local_batch_size = auto: resolved once, here, before the run's model is
   // built; everything after (batches, accumulation, the CUDA graph, the config
   // hash the ranks compare, checkpoints) sees the size it resolved to.

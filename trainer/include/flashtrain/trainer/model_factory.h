@@ -11,7 +11,8 @@
 namespace flashtrain::trainer {
 
 // model.vocab_size, else the tokenizer's vocabulary, else (tasks) the task's.
-std::int64_t resolve_vocab_size(const config::Config& config);
+// A model.vocab_size below the tokenizer's pieces is a ConfigError at the key.
+std::int64_t resolve_vocab_size(const config::ResolvedConfig& resolved);
 
 // [model] as the models' options. Throws ConfigError (at the key) for what
 // the models do not support yet: model.dropout > 0.
