@@ -54,8 +54,9 @@ class SignalCatcher {
 // Variables a rank must not inherit from the launcher's own environment: they
 // would describe some other world.
 bool is_world_variable(const std::string& name) {
-  static const std::set<std::string> names = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-                                              "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK", "ROLE_RANK"};
+  static const std::set<std::string> names = {"RANK",        "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                                              "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK", "ROLE_RANK",
+                                              kLauncherVariable};
   return names.count(name) || name.rfind("TORCHELASTIC_", 0) == 0;
 }
 
@@ -71,6 +72,7 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, int rank, int 
   env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(o.nproc));
   env.push_back("MASTER_ADDR=" + o.master_addr);
   env.push_back("MASTER_PORT=" + std::to_string(port));
+  env.push_back(std::string(kLauncherVariable) + "=" + kLocalLauncherName);
   for (const auto& [name, value] : o.extra_env) env.push_back(name + "=" + value);
   return env;
 }
@@ -89,7 +91,19 @@ struct Rank {
   int status = 0;  // waitpid's
 };
 
+// Whether a rank exited as the trainer does when a stop signal reaches it
+// directly (not through the launcher): its checkpoint saved, 128 + N.
+int stop_signal_of(int status) {
+  if (!WIFEXITED(status)) return 0;
+  for (int stop : kForwardedSignals)
+    if (WEXITSTATUS(status) == 128 + stop) return stop;
+  return 0;
+}
+
 std::string describe_status(int status) {
+  if (const int stop = stop_signal_of(status))
+    return "stopped on signal " + std::to_string(stop) + " (" + strsignal(stop) + ") sent to it alone, exit status " +
+           std::to_string(WEXITSTATUS(status));
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status))
     return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
@@ -244,7 +258,10 @@ int launch_local(const LaunchOptions& o, std::ostream& log) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (failed_rank >= 0) {
-    log << "flashtrain: failed: rank " << failed_rank << " " << describe_status(failed_status) << std::endl;
+    // A rank stopped on its own signal took the others down with it: the job
+    // stopped (each rank saves on the SIGTERM it got), it did not fail.
+    log << "flashtrain: " << (stop_signal_of(failed_status) ? "stopped" : "failed") << ": rank " << failed_rank << " "
+        << describe_status(failed_status) << std::endl;
     const int code = exit_code_of(failed_status);
     return code == 0 ? 1 : code;
   }

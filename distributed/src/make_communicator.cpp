@@ -4,6 +4,7 @@
 
 #include "flashtrain/distributed/backend_choice.h"
 #include "flashtrain/distributed/c10d_communicator.h"
+#include "flashtrain/distributed/local_launcher.h"
 #include "flashtrain/distributed/nccl_backend.h"
 #include "flashtrain/distributed/nccl_environment.h"
 #include "flashtrain/distributed/rendezvous.h"
@@ -20,7 +21,9 @@ std::shared_ptr<Communicator> make_communicator(const Environment& env, const En
     for (const auto& [name, value] : apply_nccl_environment_defaults()) log << "set " << name << "=" << value << "\n";
   }
   const RendezvousPlan plan = plan_rendezvous(env, vars);
-  log << "rendezvous: " << launcher_name(env.launcher) << ", rank " << env.rank << " of " << env.world_size
+  const auto local_launch = vars.find(kLauncherVariable);  // torchrun's variables, set by --nproc
+  log << "rendezvous: " << (local_launch != vars.end() ? local_launch->second.c_str() : launcher_name(env.launcher))
+      << ", rank " << env.rank << " of " << env.world_size
       << " " << plan.describe() << std::endl;
   Rendezvous meeting = meet(env, plan, options.timeout);
 

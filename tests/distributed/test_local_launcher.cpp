@@ -73,7 +73,7 @@ TEST(LocalLauncher, EveryRankGetsItsPlaceInTheWorld) {
   const Result r = launch(shell_ranks(
       3,
       "echo \"$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT "
-      "${TORCHELASTIC_USE_AGENT_STORE:-unset}\" > $OUT/rank$RANK",
+      "${TORCHELASTIC_USE_AGENT_STORE:-unset}\" > $OUT/rank$RANK; echo \"$FLASHTRAIN_LAUNCHER\" >> $OUT/rank$RANK",
       dir.path));
   unsetenv("TORCHELASTIC_USE_AGENT_STORE");
   unsetenv("LOCAL_WORLD_SIZE");
@@ -81,8 +81,10 @@ TEST(LocalLauncher, EveryRankGetsItsPlaceInTheWorld) {
   std::string port;
   for (int rank = 0; rank < 3; ++rank) {
     std::istringstream in(read(dir.path / ("rank" + std::to_string(rank))));
-    std::string rk, world, local, local_world, addr, p, agent;
-    in >> rk >> world >> local >> local_world >> addr >> p >> agent;
+    std::string rk, world, local, local_world, addr, p, agent, launcher;
+    in >> rk >> world >> local >> local_world >> addr >> p >> agent >> std::ws;
+    std::getline(in, launcher);
+    EXPECT_EQ(launcher, "flashtrain --nproc");  // the log's name for the launcher
     EXPECT_EQ(rk, std::to_string(rank));
     EXPECT_EQ(local, std::to_string(rank));
     EXPECT_EQ(world, "3");
@@ -110,6 +112,23 @@ TEST(LocalLauncher, FailedRankIsNamedAndStopsTheOthers) {
   EXPECT_NE(r.log.find("exited with status 3; stopping the other 1 rank"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("failed: rank 1 exited with status 3"), std::string::npos) << r.log;
   EXPECT_EQ(read(dir.path / "rank0_term"), "term\n");
+}
+
+// A stop signal sent to one rank alone (it saves and exits 128 + N) stops
+// the job: the others get SIGTERM, and the log says stopped, not failed.
+TEST(LocalLauncher, ARankStoppedBySignalStopsTheJobWithoutAFailure) {
+  TempDir dir;
+  const Result r = launch(shell_ranks(
+      2,
+      "if [ $RANK = 1 ]; then while [ ! -e $OUT/up0 ]; do sleep 0.02; done; exit 143; fi; "
+      "trap 'exit 143' TERM; touch $OUT/up0; sleep 60 & wait",
+      dir.path));
+  EXPECT_EQ(r.status, 143) << r.log;
+  EXPECT_NE(r.log.find("rank 1 (pid"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("stopped on signal 15 (Terminated) sent to it alone, exit status 143"), std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("flashtrain: stopped: rank 1"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("failed"), std::string::npos) << r.log;
 }
 
 TEST(LocalLauncher, RankIgnoringSigtermIsKilledAfterTheGracePeriod) {

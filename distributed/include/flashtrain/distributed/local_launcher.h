@@ -19,6 +19,11 @@
 
 namespace flashtrain::distributed {
 
+// Set in each rank's environment by launch_local: the ranks read torchrun's
+// variables, and the log names the launcher that started them.
+inline constexpr const char* kLauncherVariable = "FLASHTRAIN_LAUNCHER";
+inline constexpr const char* kLocalLauncherName = "flashtrain --nproc";
+
 struct LaunchOptions {
   std::string executable;         // the program each rank runs
   std::vector<std::string> argv;  // its arguments, argv[0] included
