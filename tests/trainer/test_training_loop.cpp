@@ -320,11 +320,30 @@ TEST(TrainingLoop, SplitsTooShortForABatchAreRefusedBeforeStepOne) {
     EXPECT_NE(std::string(e.what()).find("token 60000 at index 100"), std::string::npos) << e.what();
   }
   const fs::path checkpoints = run.dir() / "out" / "checkpoints";
-  EXPECT_TRUE(!fs::exists(checkpoints) || fs::is_empty(checkpoints));  // refused before any step
+  if (fs::exists(checkpoints))  // refused before any step: no checkpoint
+    for (const auto& entry : fs::directory_iterator(checkpoints))
+      EXPECT_NE(entry.path().filename().string().rfind("step_", 0), 0u) << entry.path();
   // Without validation the validation split is not needed.
   std::ostringstream log;
   Trainer trainer(run.config({"--data.seq_len=1000", "--validation.every=0", "--training.steps=1"}), log);
   EXPECT_EQ(trainer.run().status, TrainStatus::kFinished) << log.str();
+}
+
+// Two runs in two dump folders that share one absolute checkpoint.folder:
+// the second is refused while the first holds it.
+TEST(TrainingLoop, TwoRunsCannotShareACheckpointFolder) {
+  TinyRun run;
+  const std::string shared = "--checkpoint.folder=" + (run.dir() / "shared_checkpoints").string();
+  std::ostringstream log;
+  Trainer first(run.config({shared}, "first"), log);
+  try {
+    Trainer second(run.config({shared}, "second"), std::cout);
+    ADD_FAILURE() << "two runs share " << shared;
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another flashtrain run"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shared_checkpoints"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("set another checkpoint.folder"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TrainingLoop, ResumeRefusesAnotherModel) {

@@ -31,7 +31,7 @@ std::string read_small_file(const fs::path& path) {
 
 }  // namespace
 
-RunFolderLock::RunFolderLock(const fs::path& folder) {
+RunFolderLock::RunFolderLock(const fs::path& folder, const std::string& key) {
   fs::create_directories(folder);
   const fs::path path = folder / kLockFile;
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -45,7 +45,7 @@ RunFolderLock::RunFolderLock(const fs::path& folder) {
     const std::string holder = read_small_file(path);
     throw std::runtime_error("another flashtrain run" + (holder.empty() ? "" : " (pid " + holder + ")") +
                              " is training in " + folder.string() +
-                             "; wait for it to end or stop it, or set another job.dump_folder");
+                             "; wait for it to end or stop it, or set another " + key);
   }
   // The holder's pid, for the message above (the lock itself is the flock).
   const std::string pid = std::to_string(::getpid()) + "\n";

@@ -145,6 +145,9 @@ struct Trainer::Impl {
   World world;
   // Rank 0 holds the run folder: a second run there stops at once.
   std::unique_ptr<RunFolderLock> run_lock;
+  // An absolute checkpoint.folder can be shared by two dump folders: two runs
+  // saving into it would take each other's steps, so it is locked as well.
+  std::unique_ptr<RunFolderLock> checkpoint_lock;
 
   torch::Device device{torch::kCPU};
   bool bf16 = false;
@@ -197,7 +200,10 @@ void Trainer::Impl::build() {
   // Inputs and outputs before anything trains: a bad shard, tokenizer or an
   // unwritable checkpoint folder stops the run now, not at step 100.
   check_run_inputs(resolved);
-  if (world.is_rank0() && config.checkpoint.enable) check_writable(folder.path(), "checkpoint.folder");
+  if (world.is_rank0() && config.checkpoint.enable) {
+    check_writable(folder.path(), "checkpoint.folder");
+    checkpoint_lock = std::make_unique<RunFolderLock>(folder.path(), "checkpoint.folder");
+  }
   device = world.device;
   bf16 = config.training.mixed_precision == "bf16";
   if (config.debug.deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);

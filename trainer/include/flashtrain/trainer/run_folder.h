@@ -16,10 +16,11 @@ namespace flashtrain::trainer {
 
 // An exclusive advisory lock (flock) on <folder>/.flashtrain.lock, held while
 // the object lives and released by the kernel if the process dies. A second
-// run on the same folder throws std::runtime_error naming the holder's pid.
+// run on the same folder throws std::runtime_error naming the holder's pid
+// and `key`, the setting that names the folder.
 class RunFolderLock {
  public:
-  explicit RunFolderLock(const std::filesystem::path& folder);
+  explicit RunFolderLock(const std::filesystem::path& folder, const std::string& key = "job.dump_folder");
   ~RunFolderLock();
   RunFolderLock(const RunFolderLock&) = delete;
   RunFolderLock& operator=(const RunFolderLock&) = delete;
