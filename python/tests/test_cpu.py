@@ -153,7 +153,7 @@ class FlashRnnErrorsTest(unittest.TestCase):
         self.assert_message(e, "triton", "cuda_fused")
 
     def test_inputs_on_two_devices(self):
-        # A meta tensor among CPU ones once reached the shape-only kernel.
+        # A meta tensor among CPU ones would reach the shape-only kernel.
         Wx, R, b, _ = make("lstm", grad=False)
         with self.assertRaises(ValueError) as e:
             flashrnn(Wx, R.to("meta"), b)

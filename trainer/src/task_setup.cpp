@@ -9,7 +9,7 @@ data::TaskSpec task_spec(const config::DataConfig& d, Split split) {
   if (d.task.empty()) throw std::invalid_argument("task_spec: data.task is not set");
   data::TaskSpec spec;
   spec.task = data::parse_task(d.task);
-  spec.options.max_length = int(std::max({d.task_train_max_len, d.task_val_max_len, d.task_val_long_max_len}));
+  spec.options.max_length = int(d.task_max_len());
   spec.options.majority_alphabet = int(d.task_majority_alphabet);
   spec.options.brackets_multiplication = d.task_brackets_multiplication;
   if (split == Split::kTrain) spec.lengths = {int(d.task_train_min_len), int(d.task_train_max_len)};

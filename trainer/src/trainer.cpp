@@ -64,7 +64,6 @@ std::unique_ptr<BatchSource> open_split(const config::ResolvedConfig& resolved, 
   }
 }
 
-
 using Clock = std::chrono::steady_clock;
 
 // Parameters from which training.device = auto landing on the CPU gets a
@@ -229,10 +228,11 @@ void Trainer::Impl::build() {
   optimizer = make_adamw(*model, config.optimizer);
   batches = open_split(resolved, "train",
                        [&] { return make_train_batches(config, vocab_size, device, world.rank, world.size); });
-  // The validation set is read once here, before step 1: one that cannot fill
-  // a batch or holds a token outside the vocabulary stops the run now, not at
-  // the first validation after the training it wasted.
-  if (config.validation.every > 0) {
+  // The validation shards are read once here, before step 1: a split that
+  // cannot fill a batch or holds a token outside the vocabulary stops the run
+  // now, not at the first validation after the training it wasted. (A task's
+  // batches are generated: nothing to check.)
+  if (config.validation.every > 0 && config.data.task.empty()) {
     const std::unique_ptr<BatchSource> validation = open_split(
         resolved, "val", [&] { return make_validation_batches(config, vocab_size, device, world.rank, world.size); });
     for (std::int64_t i = validation_batches_per_rank(config, world.size); i > 0; --i) validation->next();
@@ -645,19 +645,20 @@ EvalResult Trainer::Impl::validate() {
     add_task_scores(record, result);
   }
   if (!config.data.task.empty()) {
-    // The record's own scores are the first band's ("test"); every band,
-    // that one included, is also under "bands".
+    // The record's own scores are the first band's (make_validation_batches'
+    // "test"); every band, that one included, is also under "bands".
     nlohmann::json bands = nlohmann::json::object();
-    for (const TaskBand& band : task_validation_bands(config.data)) {
+    const std::vector<TaskBand> task_bands = task_validation_bands(config.data);
+    for (const TaskBand& band : task_bands) {
+      const bool first = &band == &task_bands.front();
       const EvalResult scores =
-          band.name == "test" ? result
-                              : evaluate_on(*make_task_band_batches(config, band, device, world.rank, world.size));
+          first ? result : evaluate_on(*make_task_band_batches(config, band, device, world.rank, world.size));
       nlohmann::json entry = {{"min_len", band.lengths.min_len}, {"max_len", band.lengths.max_len},
                               {"first_scored_position", band.first_scored_position}, {"loss", scores.loss},
                               {"scored_tokens", scores.scored_tokens}};
       add_task_scores(entry, scores);
       bands[band.name] = entry;
-      if (band.name != "test") {
+      if (!first) {
         std::snprintf(text, sizeof text, " | %s %d-%d scaled %.4f", band.name.c_str(), band.lengths.min_len,
                       band.lengths.max_len, *scores.scaled_accuracy);
         line += text;

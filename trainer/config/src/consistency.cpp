@@ -1,6 +1,5 @@
 #include "flashtrain/config/consistency.h"
 
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -64,8 +63,7 @@ void check_blocks(const ResolvedConfig& resolved) {
 data::TaskSpec task_spec(const DataConfig& d, std::int64_t min_len, std::int64_t max_len) {
   data::TaskSpec spec;
   spec.task = data::parse_task(d.task);
-  spec.options.max_length =
-      static_cast<int>(std::max({d.task_train_max_len, d.task_val_max_len, d.task_val_long_max_len}));
+  spec.options.max_length = static_cast<int>(d.task_max_len());
   spec.options.majority_alphabet = static_cast<int>(d.task_majority_alphabet);
   spec.options.brackets_multiplication = d.task_brackets_multiplication;
   spec.lengths = {static_cast<int>(min_len), static_cast<int>(max_len)};

@@ -11,6 +11,7 @@
 //   int64_t steps = config.training.steps;
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -78,6 +79,10 @@ struct DataConfig {
   bool task_mask_answer = true;
   std::int64_t task_majority_alphabet = 63;
   bool task_brackets_multiplication = true;
+  // The longest task sequence any split draws (the generators' max_length).
+  std::int64_t task_max_len() const {
+    return std::max({task_train_max_len, task_val_max_len, task_val_long_max_len});
+  }
 };
 
 struct OptimizerConfig {
