@@ -62,6 +62,36 @@ TEST(TaskBatches, ShardsKeepSeqLenAsTheirContext) {
   EXPECT_TRUE(batch.lengths.empty());
 }
 
+// A task stream's cursor continues the same task and seed exactly, and names
+// the config key when either differs.
+TEST(TaskBatches, CursorContinuesOnlyItsOwnTaskAndSeed) {
+  TinyRun run;
+  const config::Config c = parity(run).config;
+  auto batches = make_train_batches(c, 3, torch::kCPU);
+  batches->next();
+  const nlohmann::json cursor = batches->cursor();
+  const Batch expected = batches->next();
+  auto resumed = make_train_batches(c, 3, torch::kCPU);
+  resumed->restore(cursor);
+  EXPECT_TRUE(torch::equal(resumed->next().inputs, expected.inputs));
+
+  const auto mismatch_key = [&](const config::Config& other) -> std::string {
+    try {
+      make_train_batches(other, 3, torch::kCPU)->restore(cursor);
+    } catch (const DataStreamMismatch& m) {
+      return m.key + " " + m.saved + " -> " + m.now;
+    }
+    return "restored";
+  };
+  config::Config reseeded = c;
+  reseeded.training.seed = c.training.seed + 1;
+  EXPECT_EQ(mismatch_key(reseeded), "training.seed " + std::to_string(c.training.seed) + " -> " +
+                                        std::to_string(reseeded.training.seed));
+  config::Config other_task = c;
+  other_task.data.task = "even_pairs";
+  EXPECT_EQ(mismatch_key(other_task), "data.task parity -> even_pairs");
+}
+
 // The papers' rule: the prediction is the best of the answer tokens, even
 // where a token that is no answer has the highest logit.
 TEST(TaskEvaluation, PredictionsAreTheBestAnswerToken) {

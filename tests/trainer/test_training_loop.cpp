@@ -320,13 +320,50 @@ TEST(TrainingLoop, SplitsTooShortForABatchAreRefusedBeforeStepOne) {
     EXPECT_NE(std::string(e.what()).find("token 60000 at index 100"), std::string::npos) << e.what();
   }
   const fs::path checkpoints = run.dir() / "out" / "checkpoints";
-  if (fs::exists(checkpoints))  // refused before any step: no checkpoint
+  if (fs::exists(checkpoints)) {  // refused before any step: no checkpoint
     for (const auto& entry : fs::directory_iterator(checkpoints))
       EXPECT_NE(entry.path().filename().string().rfind("step_", 0), 0u) << entry.path();
+  }
   // Without validation the validation split is not needed.
   std::ostringstream log;
   Trainer trainer(run.config({"--data.seq_len=1000", "--validation.every=0", "--training.steps=1"}), log);
   EXPECT_EQ(trainer.run().status, TrainStatus::kFinished) << log.str();
+}
+
+// A checkpoint's data cursor continues only the stream it was saved from:
+// after a change of seed, shuffle or window length the resume stops before
+// step 1 at the changed key, naming both ways forward; with
+// checkpoint.resume_data = false the weights, optimizer and step continue and
+// the data starts afresh.
+TEST(TrainingLoop, ResumeAfterChangingTheDataStreamNamesTheKeyAndAWayForward) {
+  TinyRun run;
+  const std::vector<std::string> flags = {"--training.steps=12"};
+  const Outcome first = train(run.config(flags), /*stop_at=*/6);
+  ASSERT_EQ(first.result.step, 6);
+  const auto refused = [&](const std::string& change, const std::vector<std::string>& words) {
+    std::vector<std::string> changed = flags;
+    changed.push_back(change);
+    try {
+      Trainer trainer(run.config(changed), std::cout);
+      ADD_FAILURE() << "resumed after " << change;
+    } catch (const config::ConfigError& e) {
+      for (const std::string& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("checkpoint.resume_data = false"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(change + ":", 0), 0u) << e.what();  // located at the flag
+    }
+  };
+  refused("--data.seq_len=12", {"data.seq_len is 12 here", "data.seq_len = 16", "step_00000006"});
+  refused("--training.seed=8", {"training.seed is 8 here", "training.seed = 7"});
+  refused("--data.shuffle=false", {"data.shuffle is false here", "data.shuffle = true"});
+
+  std::vector<std::string> afresh = flags;
+  afresh.insert(afresh.end(), {"--data.seq_len=12", "--checkpoint.resume_data=false"});
+  const Outcome second = train(run.config(afresh));
+  EXPECT_EQ(second.result.status, TrainStatus::kFinished) << second.log;
+  EXPECT_EQ(second.result.step, 12);
+  EXPECT_EQ(second.losses.size(), 6u);  // steps 7..12
+  EXPECT_NE(second.log.find("resumed from"), std::string::npos) << second.log;
+  EXPECT_NE(second.log.find("data: drawn afresh"), std::string::npos) << second.log;
 }
 
 // Two runs in two dump folders that share one absolute checkpoint.folder:

@@ -49,9 +49,24 @@ class ShardBatches final : public BatchSource {
       throw std::runtime_error("the checkpoint's data cursor is not for token shards: " + cursor.dump());
     try {
       loader_.restore(cursor.at("loader").get<data::LoaderCursor>());
+    } catch (const data::CursorMismatch& e) {
+      // The loader says on/off; the config key is a TOML boolean.
+      const auto value = [&](const std::string& v) {
+        return e.setting != "shuffle" ? v : v == "on" ? "true" : "false";
+      };
+      throw DataStreamMismatch(std::string("cannot continue the data stream of the checkpoint: ") + e.what(),
+                               config_key(e.setting), value(e.saved), value(e.now));
     } catch (const data::DataError& e) {
       throw std::runtime_error(std::string("cannot continue the data stream of the checkpoint: ") + e.what());
     }
+  }
+
+  // The config key behind a loader setting (loader_options below).
+  static std::string config_key(const std::string& setting) {
+    if (setting == "seed") return "training.seed";
+    if (setting == "shuffle") return "data.shuffle";
+    if (setting == "sequence_length") return "data.seq_len";
+    return "data.train_shards";
   }
 
   std::string describe() const override {
@@ -96,10 +111,15 @@ class TaskBatches final : public BatchSource {
   }
 
   void restore(const nlohmann::json& cursor) override {
-    if (cursor.value("kind", "") != "task" || cursor.value("task", "") != data::to_string(spec_.task) ||
-        cursor.value("seed", std::uint64_t(0)) != seed_)
-      throw std::runtime_error("the checkpoint's data cursor " + cursor.dump() + " is not for task " +
-                               std::string(data::to_string(spec_.task)) + " with seed " + std::to_string(seed_));
+    if (cursor.value("kind", "") != "task")
+      throw std::runtime_error("the checkpoint's data cursor is not for a task: " + cursor.dump());
+    const std::string saved_task = cursor.value("task", ""), task(data::to_string(spec_.task));
+    const auto saved_seed = cursor.value("seed", std::uint64_t(0));
+    const std::string what = "the checkpoint's data cursor " + cursor.dump() + " is not for task " + task +
+                             " with stream seed " + std::to_string(seed_);
+    if (saved_task != task) throw DataStreamMismatch(what, "data.task", saved_task, task);
+    if (saved_seed != seed_)  // the training stream's seed is training.seed (task_stream_seed)
+      throw DataStreamMismatch(what, "training.seed", std::to_string(saved_seed), std::to_string(seed_));
     next_index_ = cursor.at("next_index").get<std::uint64_t>();
   }
 

@@ -122,6 +122,7 @@ struct Trainer::Impl {
   void build();
   void choose_step_mode();
   void resume();
+  void restore_data_stream(const fs::path& source);
   void report_start();
   std::vector<Batch> next_micro_batches(std::int64_t* scored);
   void train_step();
@@ -349,7 +350,7 @@ void Trainer::Impl::resume() {
   const CheckpointContents contents = load_checkpoint(*source, config, *model, optimizer.get(), verified);
   progress = contents.progress;
   check_resume_layout();
-  batches->restore(progress.data_cursor);
+  restore_data_stream(*source);
   guard.restore(progress.nonfinite_in_row, progress.nonfinite_total);
   last_saved_step = progress.step;
   log << "resumed from " << source->string() << " at step " << progress.step << " (" << progress.tokens_seen
@@ -374,6 +375,26 @@ void Trainer::Impl::resume() {
                                " would mix its run with the newer checkpoint " + entry.path.string() +
                                "; resume that one, or set another job.dump_folder");
     }
+  }
+}
+
+// The checkpoint's place in the training data, or (checkpoint.resume_data =
+// false) the start of this config's stream. A stream of other settings cannot
+// be continued: the error names the key that changed and both ways forward.
+void Trainer::Impl::restore_data_stream(const fs::path& source) {
+  if (!config.checkpoint.resume_data) {
+    log << "data: drawn afresh from the start of the training stream (checkpoint.resume_data = false); "
+           "weights, optimizer state and step continue from the checkpoint\n";
+    return;
+  }
+  try {
+    batches->restore(progress.data_cursor);
+  } catch (const DataStreamMismatch& m) {
+    throw resolved.error_at({m.key, "checkpoint.resume_data"},
+                            m.key + " is " + m.now + " here, but the checkpoint " + source.string() +
+                                " drew its training data with " + m.key + " = " + m.saved + ": set it" +
+                                " back to continue the run exactly, or set checkpoint.resume_data = false to "
+                                "keep its weights, optimizer state and step and draw the data afresh");
   }
 }
 

@@ -131,8 +131,9 @@ void ShardLoader::restore(const LoaderCursor& c) {
   State& s = *state_;
   const LoaderCursor mine = cursor();
   auto mismatch = [](const std::string& what, const std::string& saved, const std::string& now) {
-    throw DataError("loader cursor does not fit this loader: it was saved with " + what + " " +
-                    saved + ", the loader has " + now);
+    throw CursorMismatch("loader cursor does not fit this loader: it was saved with " + what + " " + saved +
+                             ", the loader has " + now,
+                         what, saved, now);
   };
   if (c.seed != mine.seed) mismatch("seed", std::to_string(c.seed), std::to_string(mine.seed));
   if (c.shuffle != mine.shuffle) mismatch("shuffle", c.shuffle ? "on" : "off", mine.shuffle ? "on" : "off");

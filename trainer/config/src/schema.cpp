@@ -304,7 +304,12 @@ Schema build_schema() {
       .key("resume", &CheckpointConfig::resume,
            "latest = newest checkpoint in folder if there is one; none = start fresh; "
            "else a checkpoint directory",
-           C::non_empty(), {"resume_from", "load", "restore"});
+           C::non_empty(), {"resume_from", "load", "restore"})
+      .key("resume_data", &CheckpointConfig::resume_data,
+           "on resume, continue the checkpoint's data stream exactly; false = keep its weights, optimizer "
+           "and step but draw the data afresh (after changing training.seed, data.shuffle, data.seq_len "
+           "or the shards)",
+           C::none(), {"restore_data", "resume_loader"});
 
   SectionBuilder(keys, "metrics", &Config::metrics)
       .key("log_every", &MetricsConfig::log_every,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace flashtrain::data {
 
@@ -21,6 +22,18 @@ class TooFewWindows : public DataError {
       : DataError(what), windows(windows), global_batch(global_batch) {}
   std::int64_t windows;
   std::int64_t global_batch;
+};
+
+// A saved loader position (LoaderCursor) that this loader cannot continue:
+// `setting` -- "seed", "shuffle", "sequence_length" or "data" (the shards) --
+// differs, as saved and as now.
+class CursorMismatch : public DataError {
+ public:
+  CursorMismatch(const std::string& what, std::string setting, std::string saved, std::string now)
+      : DataError(what), setting(std::move(setting)), saved(std::move(saved)), now(std::move(now)) {}
+  std::string setting;
+  std::string saved;
+  std::string now;
 };
 
 }  // namespace flashtrain::data

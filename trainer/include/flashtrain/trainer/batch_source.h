@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,12 +24,25 @@ struct Batch {
   std::vector<std::int32_t> lengths;  // tasks: tokens of each sequence (answer included); shards: empty
 };
 
+// A checkpoint's data cursor that a stream of these settings cannot continue:
+// the config key whose value differs (training.seed, data.shuffle,
+// data.seq_len, data.train_shards, data.task), as saved and as now.
+class DataStreamMismatch : public std::runtime_error {
+ public:
+  DataStreamMismatch(const std::string& what, std::string key, std::string saved, std::string now)
+      : std::runtime_error(what), key(std::move(key)), saved(std::move(saved)), now(std::move(now)) {}
+  std::string key;
+  std::string saved;
+  std::string now;
+};
+
 class BatchSource {
  public:
   virtual ~BatchSource() = default;
   virtual Batch next() = 0;
-  // Where the stream stands, for checkpoints; restore() continues exactly
-  // and throws std::runtime_error for a cursor of another stream.
+  // Where the stream stands, for checkpoints; restore() continues exactly,
+  // throws DataStreamMismatch for a cursor of this kind saved with other
+  // settings and std::runtime_error for a cursor of another kind.
   virtual nlohmann::json cursor() const = 0;
   virtual void restore(const nlohmann::json& cursor) = 0;
   // One line for the start-up report.

@@ -134,6 +134,11 @@ struct CheckpointConfig {
   std::int64_t interval = 500;  // 0: only at the end and on a signal
   std::int64_t keep_last = 3;   // 0: keep all
   std::string resume = "latest";
+  // On resume: continue the checkpoint's data stream exactly (true), or keep
+  // its weights, optimizer state and step and draw the data afresh from the
+  // start of this config's stream (false: after changing the seed, the
+  // shuffle, the window length or the shards).
+  bool resume_data = true;
 };
 
 struct MetricsConfig {
