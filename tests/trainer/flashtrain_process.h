@@ -5,9 +5,11 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -28,10 +30,18 @@ struct ProcessRun {
 // Starts flashtrain with `args` (from the source tree, so configs/ resolve),
 // output to `log`. Returns the child's pid.
 // `env`: variables to set (or, with a value of nullptr, unset) in the child.
+// `file_size_limit` (bytes, 0: none): no file the child writes may grow past
+// it; a write that would fails as on a full disk (EFBIG instead of ENOSPC).
 inline pid_t start(const std::vector<std::string>& args, const fs::path& log,
-                   const std::vector<std::pair<std::string, const char*>>& env = {}) {
+                   const std::vector<std::pair<std::string, const char*>>& env = {},
+                   rlim_t file_size_limit = 0) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
+  if (file_size_limit > 0) {
+    ::signal(SIGXFSZ, SIG_IGN);  // the write returns an error instead of killing the process
+    const rlimit limit{file_size_limit, file_size_limit};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(126);
+  }
   for (const auto& [name, value] : env) {
     if (value) ::setenv(name.c_str(), value, 1);
     else ::unsetenv(name.c_str());
@@ -54,10 +64,11 @@ inline int wait_for(pid_t pid) {
 }
 
 inline ProcessRun run_flashtrain(const std::vector<std::string>& args,
-                                 const std::vector<std::pair<std::string, const char*>>& env = {}) {
+                                 const std::vector<std::pair<std::string, const char*>>& env = {},
+                                 rlim_t file_size_limit = 0) {
   ScratchDir dir;
   ProcessRun r;
-  r.status = wait_for(start(args, dir / "log", env));
+  r.status = wait_for(start(args, dir / "log", env, file_size_limit));
   r.output = read_file(dir / "log");
   return r;
 }

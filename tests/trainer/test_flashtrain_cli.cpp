@@ -201,6 +201,39 @@ bool appears_in(const fs::path& log, const std::string& words) {
 // With stdout a file, the banner is there while the run goes on (a buffer
 // would hold it until it filled); a second run on the same folder stops at
 // once naming the first one's pid, and leaves the first one's files alone.
+// The disk fills while a checkpoint is written (a file-size limit fails the
+// write as a full disk does): the run stops with an error naming the file and
+// the cause, the previous checkpoint stays complete and valid, nothing of the
+// failed save passes for a checkpoint, and the same command continues from the
+// previous one once there is room.
+TEST(FlashtrainCli, AFailedCheckpointWriteKeepsThePreviousOneAndTheRunResumes) {
+  ScratchDir dir;
+  auto args = tiny_task_run(dir / "out");
+  args.insert(args.end(), {"--model.dim=64", "--model.head_dim=32", "--training.steps=4"});
+  const ProcessRun first = run_flashtrain(args);
+  ASSERT_EQ(first.status, 0) << first.output;
+  const CheckpointFolder folder(dir / "out" / "checkpoints");
+  const fs::path step4 = folder.path_for_step(4);
+  const auto optimizer_bytes = fs::file_size(step4 / "optimizer.safetensors");
+  ASSERT_GT(optimizer_bytes, 64u * 1024) << "the limit below must cut the checkpoint, not the logs";
+
+  args.back() = "--training.steps=8";
+  const ProcessRun full = run_flashtrain(args, {}, optimizer_bytes / 2);
+  EXPECT_EQ(full.status, 1) << full.output;
+  EXPECT_NE(full.output.find("File too large"), std::string::npos) << full.output;
+  EXPECT_NE(full.output.find("step_00000008"), std::string::npos) << full.output;
+  EXPECT_EQ(full.output.find("terminate called"), std::string::npos) << full.output;
+  const auto latest = folder.latest_valid();
+  ASSERT_TRUE(latest) << full.output;
+  EXPECT_EQ(latest->step, 4);
+  EXPECT_FALSE(fs::exists(folder.path_for_step(8))) << full.output;
+
+  const ProcessRun resumed = run_flashtrain(args);
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resumed from " + step4.string()), std::string::npos) << resumed.output;
+  EXPECT_TRUE(fs::exists(folder.path_for_step(8) / "manifest.json")) << resumed.output;
+}
+
 TEST(FlashtrainCli, ALogFileShowsTheRunAsItGoesAndTheFolderHasOneRun) {
   ScratchDir dir;
   auto args = tiny_task_run(dir / "out");
