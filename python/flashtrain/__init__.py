@@ -2,6 +2,7 @@
 
     from flashtrain import flashrnn   # instead of: from flashrnn import flashrnn
     from flashtrain import scan       # instead of: from accelerated_scan.warp import scan
+    from flashtrain.nn import LSTM    # instead of: from torch.nn import LSTM (also GRU, RNN)
     model = flashtrain.load_export(dir)  # a `flashtrain export` as an nn.Module (generate())
     tokenizer = flashtrain.Tokenizer(f"{dir}/tokenizer.model")  # the run's text <-> ids
 
@@ -16,7 +17,8 @@ from ._recurrent import flashrnn, gru_from_flashrnn  # noqa: E402
 from ._scan import scan  # noqa: E402
 from .checkpoint import ExportError, FlashtrainLM, GenerationState, load_export  # noqa: E402
 from ._tokenizer import Tokenizer  # noqa: E402
+from . import nn  # noqa: E402  torch.nn's LSTM, GRU and RNN on the op
 
 __version__ = "0.1.0"
 __all__ = ["flashrnn", "gru_from_flashrnn", "scan", "load_export", "FlashtrainLM",
-           "GenerationState", "ExportError", "Tokenizer", "LIBRARY"]
+           "GenerationState", "ExportError", "Tokenizer", "nn", "LIBRARY"]

@@ -1,0 +1,303 @@
+"""torch.nn's recurrent layers on flashtrain's recurrent op: one import to switch.
+
+    from flashtrain.nn import LSTM        # instead of: from torch.nn import LSTM
+    lstm = LSTM(input_size, hidden_size, num_layers=2, batch_first=True, bidirectional=True)
+    output, (h_n, c_n) = lstm(x)          # or a PackedSequence, or x with lengths=
+
+The constructor, the call, the parameter names and shapes (so torch.nn's state_dict loads
+as it is) and the results are torch.nn.LSTM's, GRU's and RNN's; the weights are stored as
+torch.nn stores them (gates i, f, g, o for LSTM; r, z, n for GRU) and handed to the op in
+its layouts (docs/CELLS.md). Extras: `num_heads` (a block-diagonal recurrence of
+`num_heads` heads of hidden_size / num_heads units; 1 is torch.nn's dense one), `backend`
+(the op's), and `lengths=` in the call for padded batches. Not supported: LSTM's
+`proj_size` and RNN's `nonlinearity="relu"` (the op has no such cells).
+"""
+import math
+from typing import Optional, Tuple
+
+import torch
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+
+from ._recurrent import flashrnn
+
+# Per mode: the op's cell, torch.nn's gates per layer (rows of weight_ih / weight_hh
+# are gates x hidden_size) and the op's states (h first).
+_MODES = {"LSTM": ("lstm", 4, 2), "GRU": ("gru", 3, 1), "RNN_TANH": ("elman", 1, 1)}
+
+
+def _op_bias(mode: str, b_ih: torch.Tensor, b_hh: torch.Tensor, heads: int) -> torch.Tensor:
+    """torch.nn's two bias vectors -> the op's b [Gb, N, D]. GRU keeps n's two
+    apart: the reset gate multiplies the recurrent one (docs/CELLS.md)."""
+    if mode == "GRU":
+        H = b_ih.shape[0] // 3
+        b = torch.cat([b_ih[:2 * H] + b_hh[:2 * H], b_ih[2 * H:], b_hh[2 * H:]])
+        return b.view(4, heads, H // heads)
+    gates = _MODES[mode][1]
+    return (b_ih + b_hh).view(gates, heads, -1)
+
+
+def _reverse_index(lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """[B, T] time index that reverses each sequence within its length and leaves
+    its padding in place; it is its own inverse."""
+    t = torch.arange(T, device=lengths.device).unsqueeze(0)
+    L = lengths.unsqueeze(1)
+    return torch.where(t < L, L - 1 - t, t)
+
+
+def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """x [B, T, F] reordered in time per sequence by index [B, T]."""
+    return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+
+
+class _RNNBase(torch.nn.Module):
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device=None, dtype=None, *, num_heads: int = 1,
+                 backend: str = "auto"):
+        super().__init__()
+        name = type(self).__name__
+        for key, value in (("input_size", input_size), ("hidden_size", hidden_size),
+                           ("num_layers", num_layers), ("num_heads", num_heads)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}: {key} must be a positive int, got {value!r}")
+        if hidden_size % num_heads != 0:
+            raise ValueError(f"{name}: hidden_size {hidden_size} is not a multiple of num_heads {num_heads}")
+        if not 0.0 <= float(dropout) <= 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bool(bias), bool(batch_first)
+        self.dropout, self.bidirectional = float(dropout), bool(bidirectional)
+        self.num_heads, self.backend = num_heads, backend
+        self.proj_size = 0
+        self._cell, gates, self._states = _MODES[mode]
+        directions = 2 if self.bidirectional else 1
+        factory = {"device": device, "dtype": dtype}
+        head_dim = hidden_size // num_heads
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = {"weight_ih": (gates * hidden_size, layer_input),
+                          # Row g * H + n * D + i reads h[n * D : (n + 1) * D]: torch.nn's
+                          # [gates * H, H] when num_heads is 1.
+                          "weight_hh": (gates * hidden_size, head_dim)}
+                if self.bias:
+                    shapes.update(bias_ih=(gates * hidden_size,), bias_hh=(gates * hidden_size,))
+                for kind, shape in shapes.items():
+                    setattr(self, kind + suffix, torch.nn.Parameter(torch.empty(shape, **factory)))
+                    self._flat_weights_names.append(kind + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """torch.nn's initialisation: every parameter uniform in ±1/sqrt(hidden_size)."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            torch.nn.init.uniform_(p, -bound, bound)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        for key, default in (("num_layers", 1), ("bias", True), ("batch_first", False),
+                             ("dropout", 0.0), ("bidirectional", False), ("num_heads", 1),
+                             ("backend", "auto")):
+            if getattr(self, key) != default:
+                text += f", {key}={getattr(self, key)!r}"
+        return text
+
+    # -- torch.nn <-> flashtrain ------------------------------------------------
+
+    def _torch_kwargs(self) -> dict:
+        return {"num_layers": self.num_layers, "bias": self.bias, "batch_first": self.batch_first,
+                "dropout": self.dropout, "bidirectional": self.bidirectional}
+
+    @classmethod
+    def from_torch(cls, module: torch.nn.Module, **extras):
+        """A copy of a torch.nn module of the same kind, its weights included
+        (extras: backend=)."""
+        name = cls.__name__
+        if type(module).__name__ != name:
+            raise TypeError(f"{name}.from_torch: expected a torch.nn.{name}, got {type(module).__name__}")
+        if getattr(module, "proj_size", 0):
+            raise ValueError(f"{name}.from_torch: proj_size={module.proj_size} is not supported")
+        if getattr(module, "nonlinearity", "tanh") != "tanh":
+            raise ValueError(f"{name}.from_torch: nonlinearity={module.nonlinearity!r} is not supported (tanh only)")
+        weight = module.weight_ih_l0
+        ours = cls(module.input_size, module.hidden_size, device=weight.device, dtype=weight.dtype,
+                   **{k: getattr(module, k) for k in ("num_layers", "bias", "batch_first", "dropout",
+                                                     "bidirectional")}, **extras)
+        ours.load_state_dict(module.state_dict())
+        return ours.train(module.training)
+
+    def to_torch(self) -> torch.nn.Module:
+        """The same layer as a torch.nn module (num_heads must be 1: torch.nn's
+        recurrence is dense)."""
+        name = type(self).__name__
+        if self.num_heads != 1:
+            raise ValueError(f"{name}.to_torch: torch.nn has no block-diagonal recurrence "
+                             f"(num_heads is {self.num_heads}, not 1)")
+        weight = self.weight_ih_l0
+        module = getattr(torch.nn, name)(self.input_size, self.hidden_size, device=weight.device,
+                                         dtype=weight.dtype, **self._torch_kwargs())
+        module.load_state_dict(self.state_dict())
+        return module.train(self.training)
+
+    # -- the call ----------------------------------------------------------------
+
+    def _layer_weights(self, layer: int, direction: int):
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        w_ih = getattr(self, "weight_ih" + suffix)
+        w_hh = getattr(self, "weight_hh" + suffix)
+        gates = _MODES[self.mode][1]
+        N = self.num_heads
+        D = self.hidden_size // N
+        R = w_hh.view(gates, N, D, D)
+        if self.bias:
+            b = _op_bias(self.mode, getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix), N)
+        else:
+            b = w_ih.new_zeros(4 if self.mode == "GRU" else gates, N, D)
+        return w_ih, R, b
+
+    def _check_input(self, x: torch.Tensor, hx, batch: int):
+        name = type(self).__name__
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: input.size(-1) must be input_size = {self.input_size}, "
+                             f"got input of shape {tuple(x.shape)}")
+        if x.dtype != self.weight_ih_l0.dtype and not torch.is_autocast_enabled(x.device.type):
+            raise ValueError(f"{name}: input is {x.dtype} but the parameters are {self.weight_ih_l0.dtype}")
+        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        for i, h in enumerate(hx if isinstance(hx, tuple) else (hx,)):
+            if h is not None and tuple(h.shape) != expected:
+                what = "hx" if not isinstance(hx, tuple) else ("h_0", "c_0")[i]
+                raise ValueError(f"{name}: {what} must be {list(expected)} (num_layers * num_directions, "
+                                 f"batch, hidden_size), got {list(h.shape)}")
+
+    def _run(self, x: torch.Tensor, hx: Optional[Tuple[torch.Tensor, ...]], lengths: Optional[torch.Tensor]):
+        """x [B, T, F] batch first; hx: the initial states (h[, c]) [L * dirs, B, H]
+        or None; lengths [B] or None. Returns output [B, T, dirs * H] (zero past
+        each length) and the final states, each [L * dirs, B, H]."""
+        B, T, _ = x.shape
+        H, N = self.hidden_size, self.num_heads
+        directions = 2 if self.bidirectional else 1
+        reverse = _reverse_index(lengths, T) if lengths is not None and self.bidirectional else None
+        last_step = (lengths - 1).view(1, B, 1, 1, 1) if lengths is not None else None
+        finals = [[] for _ in range(self._states)]
+        layer_input = x
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, R, b = self._layer_weights(layer, direction)
+                source = layer_input
+                if direction:
+                    source = _gather_time(layer_input, reverse) if reverse is not None else layer_input.flip(1)
+                Wx = torch.matmul(source, w_ih.t()).view(B, T, -1, N, H // N)
+                states = None
+                if hx is not None:
+                    index = layer * directions + direction
+                    states = torch.stack([h[index] for h in hx]).view(self._states, B, 1, N, H // N)
+                all_states, last = flashrnn(Wx, R, b, states, function=self._cell, backend=self.backend)
+                if last_step is not None:  # the state after each sequence's own last step
+                    last = all_states.gather(2, last_step.expand(self._states, B, 1, N, H // N))
+                for s in range(self._states):
+                    finals[s].append(last[s].reshape(B, H))
+                out = all_states[0].reshape(B, T, H)
+                if direction:
+                    out = _gather_time(out, reverse) if reverse is not None else out.flip(1)
+                outputs.append(out)
+            layer_input = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
+            if self.dropout > 0 and self.training and layer + 1 < self.num_layers:
+                layer_input = torch.nn.functional.dropout(layer_input, self.dropout, training=True)
+        output = layer_input
+        if lengths is not None:
+            valid = torch.arange(T, device=x.device).unsqueeze(0) < lengths.unsqueeze(1)
+            output = output * valid.unsqueeze(-1).to(output.dtype)
+        return output, tuple(torch.stack(f) for f in finals)
+
+    def _forward(self, input, hx, lengths):
+        name = type(self).__name__
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            if lengths is not None:
+                raise ValueError(f"{name}: lengths= is for padded input; a PackedSequence carries its own")
+            x, lengths = pad_packed_sequence(input, batch_first=True)
+            unbatched = False
+        else:
+            if not isinstance(input, torch.Tensor) or input.dim() not in (2, 3):
+                raise ValueError(f"{name}: input must be a 2-D (unbatched) or 3-D tensor or a PackedSequence, "
+                                 f"got {getattr(input, 'shape', type(input).__name__)}")
+            unbatched = input.dim() == 2
+            x = input.unsqueeze(0) if unbatched else (input if self.batch_first else input.transpose(0, 1))
+        B, T = x.shape[0], x.shape[1]
+        if unbatched and hx is not None:
+            hx = tuple(h.unsqueeze(1) for h in hx) if isinstance(hx, tuple) else hx.unsqueeze(1)
+        self._check_input(x, hx, B)
+        if lengths is not None:
+            lengths = torch.as_tensor(lengths, device=x.device).to(torch.long).flatten()
+            if lengths.numel() != B or (lengths < 1).any() or (lengths > T).any():
+                raise ValueError(f"{name}: lengths must be {B} values in 1..{T} (one per sequence), "
+                                 f"got {lengths.tolist()}")
+        states = None if hx is None else (hx if isinstance(hx, tuple) else (hx,))
+        output, finals = self._run(x.contiguous(), states, lengths)
+        if packed:
+            # The input's own order: batch_sizes and sorted_indices are kept as they came.
+            order = input.sorted_indices
+            sorted_output = output if order is None else output.index_select(0, order)
+            sorted_lengths = lengths if order is None else lengths.index_select(0, order)
+            data = pack_padded_sequence(sorted_output, sorted_lengths.cpu(), batch_first=True).data
+            output = PackedSequence(data, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
+        elif unbatched:
+            output, finals = output.squeeze(0), tuple(f.squeeze(1) for f in finals)
+        elif not self.batch_first:
+            output = output.transpose(0, 1)
+        return output, finals
+
+
+class LSTM(_RNNBase):
+    """torch.nn.LSTM on flashtrain's op: output, (h_n, c_n) = lstm(input, (h_0, c_0)).
+    proj_size is not supported."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 proj_size: int = 0, device=None, dtype=None, *, num_heads: int = 1, backend: str = "auto"):
+        if proj_size:
+            raise ValueError(f"LSTM: proj_size={proj_size} is not supported (the op's recurrence reads the "
+                             "full hidden state)")
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device, dtype, num_heads=num_heads, backend=backend)
+
+    def forward(self, input, hx: Optional[Tuple[torch.Tensor, torch.Tensor]] = None, *, lengths=None):
+        if hx is not None and (not isinstance(hx, tuple) or len(hx) != 2):
+            raise ValueError("LSTM: hx must be a tuple (h_0, c_0)")
+        output, (h_n, c_n) = self._forward(input, hx, lengths)
+        return output, (h_n, c_n)
+
+
+class GRU(_RNNBase):
+    """torch.nn.GRU on flashtrain's op: output, h_n = gru(input, h_0)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None, *, num_heads: int = 1, backend: str = "auto"):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device, dtype, num_heads=num_heads, backend=backend)
+
+    def forward(self, input, hx: Optional[torch.Tensor] = None, *, lengths=None):
+        output, (h_n,) = self._forward(input, hx, lengths)
+        return output, h_n
+
+
+class RNN(_RNNBase):
+    """torch.nn.RNN (Elman, tanh) on flashtrain's op: output, h_n = rnn(input, h_0)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device=None, dtype=None, *, num_heads: int = 1,
+                 backend: str = "auto"):
+        if nonlinearity != "tanh":
+            raise ValueError(f"RNN: nonlinearity={nonlinearity!r} is not supported (the op's Elman cell is tanh)")
+        super().__init__("RNN_TANH", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device, dtype, num_heads=num_heads, backend=backend)
+        self.nonlinearity = "tanh"
+
+    def forward(self, input, hx: Optional[torch.Tensor] = None, *, lengths=None):
+        output, (h_n,) = self._forward(input, hx, lengths)
+        return output, h_n
