@@ -1,7 +1,8 @@
 """GPU tests of the flashtrain package (skipped without CUDA): every cell x
 bf16/fp16/fp32 x a size grid against the float64 vanilla backend (the
 reference of docs/CELLS.md), the scan against float64, torch.compile with
-inductor on a small LSTM LM, CUDA graph capture, and import time."""
+inductor on a small LSTM LM, CUDA graph capture, flashtrain.nn (dtypes,
+torch.compile, graph capture, packed sequences) and import time."""
 import itertools
 import os
 import subprocess
@@ -156,6 +157,84 @@ class CompileAndGraphTest(unittest.TestCase):
                 (expected.float().square().sum() + last.float().sum()).backward()
                 torch.testing.assert_close(captured, expected)
                 torch.testing.assert_close(static[0].grad, fresh[0].grad, rtol=2e-2, atol=2e-2)
+
+
+@unittest.skipUnless(CUDA, "no CUDA device")
+class NnGpuTest(unittest.TestCase):
+    """flashtrain.nn on the GPU: every dtype against the float64 CPU run of the
+    same weights, torch.compile, CUDA-graph capture, packed = padded then masked."""
+
+    def test_every_dtype_against_float64(self):
+        for kind, dtype, H in itertools.product(("LSTM", "GRU", "RNN"), TOLERANCE, (64, 256)):
+            with self.subTest(kind=kind, dtype=dtype, H=H):
+                torch.manual_seed(0)
+                reference = getattr(flashtrain.nn, kind)(16, H, num_layers=2, bidirectional=True, batch_first=True,
+                                                         dtype=torch.float64)
+                module = getattr(flashtrain.nn, kind)(16, H, num_layers=2, bidirectional=True, batch_first=True,
+                                                      device="cuda", dtype=dtype)
+                module.load_state_dict(reference.state_dict())
+                x = torch.randn(4, 40, 16, dtype=torch.float64)
+                expected, _ = reference(x)
+                got, _ = module(x.to("cuda", dtype))
+                scale = TOLERANCE[dtype] * 2  # two layers
+                torch.testing.assert_close(got.double().cpu(), expected, rtol=scale, atol=scale)
+
+    def test_compile_fullgraph_two_layer_bidirectional(self):
+        torch.manual_seed(0)
+        lstm = flashtrain.nn.LSTM(32, 64, num_layers=2, bidirectional=True, batch_first=True,
+                                  device="cuda", dtype=torch.bfloat16)
+        x = torch.randn(4, 48, 32, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        eager_out, (h, c) = lstm(x)
+        eager_grad, = torch.autograd.grad(eager_out.float().square().sum(), x)
+        compiled = torch.compile(lstm, fullgraph=True)
+        out, (h2, c2) = compiled(x)
+        grad, = torch.autograd.grad(out.float().square().sum(), x)
+        torch.testing.assert_close(out, eager_out, rtol=2e-2, atol=2e-2)
+        torch.testing.assert_close(c2, c, rtol=2e-2, atol=2e-2)
+        torch.testing.assert_close(grad, eager_grad, rtol=5e-2, atol=5e-2)
+
+    def test_cuda_graph_capture(self):
+        torch.manual_seed(0)
+        lstm = flashtrain.nn.LSTM(32, 64, num_layers=2, batch_first=True, device="cuda", dtype=torch.bfloat16)
+        static_x = torch.randn(8, 64, 32, device="cuda", dtype=torch.bfloat16)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(2):
+                lstm(static_x)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured, (h_n, _) = lstm(static_x)
+        fresh = torch.randn_like(static_x)
+        static_x.copy_(fresh)
+        graph.replay()
+        torch.cuda.synchronize()
+        expected, (h_expected, _) = lstm(fresh)
+        torch.testing.assert_close(captured, expected)
+        torch.testing.assert_close(h_n, h_expected)
+
+    def test_packed_equals_padded_then_masked(self):
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+        lengths = torch.tensor([50, 7, 33, 64])
+        for kind in ("LSTM", "GRU", "RNN"):
+            with self.subTest(kind=kind):
+                torch.manual_seed(0)
+                module = getattr(flashtrain.nn, kind)(16, 128, num_layers=2, bidirectional=True, batch_first=True,
+                                                      device="cuda", dtype=torch.bfloat16)
+                x = torch.randn(4, 64, 16, device="cuda", dtype=torch.bfloat16)
+                packed_out, packed_state = module(pack_padded_sequence(x, lengths, batch_first=True,
+                                                                       enforce_sorted=False))
+                padded, _ = pad_packed_sequence(packed_out, batch_first=True)
+                out, state = module(x, lengths=lengths)
+                torch.testing.assert_close(padded, out, rtol=0, atol=0)
+                for a, b in zip(packed_state if kind == "LSTM" else (packed_state,),
+                                state if kind == "LSTM" else (state,)):
+                    torch.testing.assert_close(a, b, rtol=0, atol=0)
+                # Each sequence alone, unpadded: the same numbers up to the dtype's rounding.
+                for row, length in enumerate(lengths.tolist()):
+                    alone, _ = module(x[row:row + 1, :length])
+                    torch.testing.assert_close(alone[0], out[row, :length], rtol=2e-2, atol=2e-2)
 
 
 @unittest.skipUnless(CUDA, "no CUDA device")
