@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""flashtrain.nn's LSTM and GRU against torch.nn's (cuDNN) on one GPU, the
+same module call on both sides: one dense layer of hidden units fed hidden
+units (batch first), fp16 and bf16, forward alone (no_grad) and forward +
+backward of a sum, padded batches and packed ones (lengths drawn in
+[T/2, T]). Each case first checks both outputs against torch.nn's in float32
+(TF32 off) with the same weights; then times each side with CUDA events, the
+median of --reps calls after warm-up. Writes one JSON record per case.
+
+    python3 experiments/nn/bench_nn.py [--kinds lstm,gru] [--hidden 256,768,1024,2048]
+        [--batch 1,8,16,64,256] [--T 1024] [--dtypes fp16,bf16] [--packed]
+        [--reps 20] [--out experiments/results/nn/bench_nn.json]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence
+
+import flashtrain.nn
+
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+# Largest |ours - float32| and |cuDNN - float32| accepted before timing (outputs are in [-1, 1]).
+TOLERANCE = {"fp16": 2e-2, "bf16": 1e-1}
+KINDS = {"lstm": ("LSTM",), "gru": ("GRU",)}
+
+
+def parse_list(text, convert):
+    return [convert(v) for v in text.split(",") if v]
+
+
+def timed(call, reps):
+    """Median milliseconds of `call` over reps calls, each between two CUDA events."""
+    for _ in range(3):
+        call()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        call()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def make_input(x, lengths):
+    return x if lengths is None else pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+
+
+def output_of(result):
+    out = result[0]
+    return out.data if isinstance(out, torch.nn.utils.rnn.PackedSequence) else out
+
+
+def measure(kind, H, B, T, dtype_name, packed, reps, seed=0):
+    name = KINDS[kind][0]
+    dtype = DTYPES[dtype_name]
+    torch.manual_seed(seed)
+    reference = getattr(torch.nn, name)(H, H, batch_first=True, device="cuda", dtype=torch.float32)
+    theirs = getattr(torch.nn, name)(H, H, batch_first=True, device="cuda", dtype=dtype)
+    theirs.load_state_dict(reference.state_dict())
+    ours = getattr(flashtrain.nn, name).from_torch(theirs)
+    x = torch.randn(B, T, H, device="cuda", dtype=dtype)
+    lengths = None
+    if packed:
+        g = torch.Generator().manual_seed(seed)
+        lengths = torch.randint(T // 2, T + 1, (B,), generator=g)
+    record = {"kind": kind, "hidden": H, "batch": B, "T": T, "dtype": dtype_name, "packed": packed,
+              "tokens": int(lengths.sum()) if packed else B * T}
+
+    with torch.no_grad():
+        expected = output_of(reference(make_input(x.float(), lengths)))
+        for side, module in (("ours", ours), ("cudnn", theirs)):
+            got = output_of(module(make_input(x, lengths)))
+            record[f"{side}_max_error"] = float((got.float() - expected).abs().max())
+    record["checked"] = all(record[f"{s}_max_error"] <= TOLERANCE[dtype_name] for s in ("ours", "cudnn"))
+    if not record["checked"]:
+        return record
+
+    x_grad = x.detach().clone().requires_grad_()
+    for side, module in (("ours", ours), ("cudnn", theirs)):
+        def forward():
+            with torch.no_grad():
+                module(make_input(x, lengths))
+
+        def forward_backward():
+            output_of(module(make_input(x_grad, lengths))).float().sum().backward()
+        record[f"{side}_fw_ms"] = timed(forward, reps)
+        record[f"{side}_fwbw_ms"] = timed(forward_backward, reps)
+    for p in ("fw", "fwbw"):
+        record[f"speedup_{p}"] = record[f"cudnn_{p}_ms"] / record[f"ours_{p}_ms"]
+    return record
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kinds", default="lstm,gru")
+    parser.add_argument("--hidden", default="256,768,1024,2048")
+    parser.add_argument("--batch", default="1,8,16,64,256")
+    parser.add_argument("--T", default="1024")
+    parser.add_argument("--dtypes", default="fp16,bf16")
+    parser.add_argument("--packed", action="store_true", help="also packed batches (lengths in [T/2, T])")
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "results", "nn",
+                                                      "bench_nn.json"))
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        sys.exit("bench_nn: needs a CUDA GPU")
+    for kind in parse_list(args.kinds, str):
+        if kind not in KINDS:
+            sys.exit(f"bench_nn: unknown kind {kind!r}; choose from {', '.join(KINDS)}")
+    for d in parse_list(args.dtypes, str):
+        if d not in DTYPES:
+            sys.exit(f"bench_nn: unknown dtype {d!r}; choose from {', '.join(DTYPES)}")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    records = []
+    started = time.time()
+    for kind in parse_list(args.kinds, str):
+        for dtype in parse_list(args.dtypes, str):
+            for T in parse_list(args.T, int):
+                for H in parse_list(args.hidden, int):
+                    for B in parse_list(args.batch, int):
+                        for packed in ((False, True) if args.packed else (False,)):
+                            r = measure(kind, H, B, T, dtype, packed, args.reps)
+                            records.append(r)
+                            timing = (f"ours {r['ours_fw_ms']:.2f} / {r['ours_fwbw_ms']:.2f} ms, cuDNN "
+                                      f"{r['cudnn_fw_ms']:.2f} / {r['cudnn_fwbw_ms']:.2f} ms"
+                                      if r["checked"] else
+                                      f"NOT TIMED: error ours {r['ours_max_error']:.3g}, "
+                                      f"cuDNN {r['cudnn_max_error']:.3g}")
+                            print(f"{kind} {dtype} T {T} H {H} B {B}{' packed' if packed else ''}: {timing}",
+                                  flush=True)
+    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+              "cudnn": torch.backends.cudnn.version(), "seconds": round(time.time() - started, 1),
+              "command": " ".join(sys.argv), "tolerance": TOLERANCE, "records": records}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out + ".tmp", "w") as f:
+        json.dump(result, f, indent=1)
+    os.replace(args.out + ".tmp", args.out)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
