@@ -2,6 +2,8 @@
 // an interrupted save, normalises the loss over the global batch, and stops on
 // repeated NaNs.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,6 +159,34 @@ TEST(TrainingLoop, ResumeReproducesAnUninterruptedRunExactly) {
   // Tokens seen: 12 steps x 16 sequences x 16 tokens.
   std::ifstream state(run.dir() / "resumed" / "checkpoints" / "step_00000012" / "state.json");
   EXPECT_EQ(nlohmann::json::parse(state)["tokens_seen"], 12 * 16 * 16);
+}
+
+// A CPU run's sums split over its intra-op threads: a resume on a machine
+// whose default differs keeps the checkpoint's count, and says so, so the
+// result is still bitwise the uninterrupted run's.
+TEST(TrainingLoop, ResumeKeepsTheCheckpointsCpuThreadCount) {
+  struct RestoreThreads {
+    int count = at::get_num_threads();
+    ~RestoreThreads() { at::set_num_threads(count); }
+  } restore;
+  const char* omp = std::getenv("OMP_NUM_THREADS");
+  const std::string omp_value = omp ? omp : "";
+  ::unsetenv("OMP_NUM_THREADS");  // set, it would take precedence (and the resume only warns)
+  TinyRun run;
+  const std::vector<std::string> flags = {"--training.steps=12"};
+  at::set_num_threads(1);
+  const Outcome straight = train(run.config(flags, "straight"));
+  const Outcome first = train(run.config(flags, "resumed"), /*stop_at=*/6);
+  at::set_num_threads(2);
+  const Outcome second = train(run.config(flags, "resumed"));
+  if (omp) ::setenv("OMP_NUM_THREADS", omp_value.c_str(), 1);
+  EXPECT_NE(second.log.find("cpu threads: 1, the checkpoint's"), std::string::npos) << second.log;
+  EXPECT_EQ(at::get_num_threads(), 1);
+  std::vector<double> joined = first.losses;
+  joined.insert(joined.end(), second.losses.begin(), second.losses.end());
+  ASSERT_EQ(joined.size(), straight.losses.size());
+  for (std::size_t i = 0; i < joined.size(); ++i) EXPECT_EQ(joined[i], straight.losses[i]) << "step " << i + 1;
+  expect_same_parameters(second.parameters, straight.parameters);
 }
 
 // A crash during a save leaves a staging directory (or, written by hand, a

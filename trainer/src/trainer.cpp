@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -123,6 +124,7 @@ struct Trainer::Impl {
   void choose_step_mode();
   void resume();
   void restore_data_stream(const fs::path& source);
+  void keep_cpu_threads();
   void report_start();
   std::vector<Batch> next_micro_batches(std::int64_t* scored);
   void train_step();
@@ -351,6 +353,7 @@ void Trainer::Impl::resume() {
   progress = contents.progress;
   check_resume_layout();
   restore_data_stream(*source);
+  keep_cpu_threads();
   guard.restore(progress.nonfinite_in_row, progress.nonfinite_total);
   last_saved_step = progress.step;
   log << "resumed from " << source->string() << " at step " << progress.step << " (" << progress.tokens_seen
@@ -376,6 +379,23 @@ void Trainer::Impl::resume() {
                                "; resume that one, or set another job.dump_folder");
     }
   }
+}
+
+// A CPU run's sums split over its intra-op threads, so another thread count
+// gives other roundings from the first step on: a resume keeps the
+// checkpoint's count, unless OMP_NUM_THREADS names one (then it says the run
+// will not be bitwise the uninterrupted one).
+void Trainer::Impl::keep_cpu_threads() {
+  const std::int64_t saved = progress.cpu_threads, now = at::get_num_threads();
+  if (!device.is_cpu() || saved <= 0 || saved == now) return;
+  if (const char* chosen = std::getenv("OMP_NUM_THREADS"); chosen && *chosen) {
+    log << "warning: cpu threads: " << now << " (OMP_NUM_THREADS), the checkpoint's run had " << saved
+        << "; sums round differently, so this resume is not bitwise the uninterrupted run\n";
+    return;
+  }
+  at::set_num_threads(int(saved));
+  log << "cpu threads: " << saved << ", the checkpoint's (this machine's default is " << now
+      << "): the same count keeps the resume bitwise (OMP_NUM_THREADS overrides)\n";
 }
 
 // The checkpoint's place in the training data, or (checkpoint.resume_data =
@@ -700,6 +720,7 @@ fs::path Trainer::Impl::save() {
   progress.world_size = world.size;
   progress.local_batch_size = config.training.local_batch_size;
   progress.accumulation = accumulation;
+  progress.cpu_threads = device.is_cpu() ? std::int64_t(at::get_num_threads()) : 0;
   if (!world.is_rank0()) {  // the cursor is global: rank 0's checkpoint serves every rank
     last_saved_step = progress.step;
     return {};

@@ -75,7 +75,8 @@ void save_checkpoint(const fs::path& directory, const TrainingProgress& progress
       {"data_cursor", progress.data_cursor},
       {"world", {{"world_size", progress.world_size},
                  {"local_batch_size", progress.local_batch_size},
-                 {"accumulation", progress.accumulation}}},
+                 {"accumulation", progress.accumulation},
+                 {"cpu_threads", progress.cpu_threads}}},
       {"config_hash", config::config_hash(config)}};
   out.write_file(kStateFile, progress_json.dump(2) + "\n");
   out.write_file(kConfigFile, config::to_json(config).dump(2) + "\n");
@@ -109,6 +110,7 @@ CheckpointContents load_checkpoint(const fs::path& directory, const config::Conf
       contents.progress.world_size = world.at("world_size").get<std::int64_t>();
       contents.progress.local_batch_size = world.at("local_batch_size").get<std::int64_t>();
       contents.progress.accumulation = world.at("accumulation").get<std::int64_t>();
+      contents.progress.cpu_threads = world.value("cpu_threads", std::int64_t{0});
     }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error((directory / kStateFile).string() + ": " + e.what());

@@ -37,6 +37,9 @@ struct TrainingProgress {
   std::int64_t world_size = 1;
   std::int64_t local_batch_size = 0;
   std::int64_t accumulation = 1;
+  // A CPU run's intra-op threads (0: a GPU run, or not recorded): its sums
+  // split over them, so the count is part of what makes a resume bitwise.
+  std::int64_t cpu_threads = 0;
 };
 
 // Writes the checkpoint to `directory`, which must not exist.
