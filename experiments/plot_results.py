@@ -84,7 +84,7 @@ def kernel_heads(plt, records, out):
             draw(ax, series(records, cell, "cudnn_fp16", pass_, "D", B=16, T=1024), "cuDNN fp16", "^")
             draw(ax, series(records, "sdpa", "sdpa_causal", pass_, "D", B=16, T=1024), "causal attention (SDPA)", "*-")
             anchors = [(d, v[col]) for (c, d), v in sorted(FLASHRNN_FUSED.items()) if c == cell]
-            draw(ax, anchors, "FlashRNN fused (ANCHORS)", "x:")
+            draw(ax, anchors, "FlashRNN fused (reference measurements)", "x:")
             log_log_panel(ax, "head dim (heads = 768 / head dim)", f"{cell} {pass_}, B=16, T=1024, bf16")
     save(plt, fig, out)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel scaling of the language models (issue 11) over the GPUs of this
+# Data-parallel scaling of the language models over the GPUs of this
 # machine, with the prebuilt flashtrain (no build here):
 #   scale_<config>_<N>gpu  N = 1, 2, 4, 8 (as many as the machine has): the same
 #       work per GPU, 16 x 1024 tokens per step (global batch 16 N, no gradient

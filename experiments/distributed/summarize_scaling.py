@@ -22,7 +22,7 @@ from summarize_runs import read_jsonl  # noqa: E402  (the trainer's JSON lines, 
 # summation order and bf16: their losses agree closely, not bitwise.
 CURVE_TAIL_POINTS = 5
 CURVE_TAIL_BOUND = 0.02   # relative difference of the mean of the last points
-EFFICIENCY_TARGET = 0.90  # at 8 GPUs (issue 11)
+EFFICIENCY_TARGET = 0.90  # at 8 GPUs: the project's target for data-parallel scaling
 
 
 def read_runs(runs_dir):

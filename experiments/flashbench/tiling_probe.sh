@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fused backend's head sweep and the 12x64 pass breakdown in one short run
 # (prebuilt flashbench; carry build-bin), for comparing a kernel tiling against
-# the last sweep: session 6 timed the 4-warps-per-CTA candidate with it
+# the last sweep: the 4-warps-per-CTA candidate was timed with it
 # (results/kernel_probes/v9_candidate_cta_warps_4_heads_H100.json).
 #   bash experiments/flashbench/tiling_probe.sh
 RUN="bash tests/gpu/run_prebuilt.sh"

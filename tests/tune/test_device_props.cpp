@@ -26,7 +26,7 @@ TEST(DeviceProps, FixturesAreValidAndConsistentWithTheirArchitecture) {
   }
   EXPECT_EQ(device_fixture("A100").sm_count, 108);
   EXPECT_EQ(device_fixture("H100").sm_count, 132);
-  EXPECT_EQ(device_fixture("h200").sm_count, 132);  // ANCHORS.md measured on a 132-SM H200
+  EXPECT_EQ(device_fixture("h200").sm_count, 132);  // the H200 SXM has 132 SMs, as the H100 SXM
   EXPECT_EQ(device_fixture("l4").sm_count, 58);
 }
 
