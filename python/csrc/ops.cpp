@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "flashtrain/trainer/checksum.h"
 #ifdef FLASHTRAIN_WITH_TOKENIZER
 #include "flashtrain/data/tokenizer.h"
+#include "flashtrain/models/option_defaults.h"
 #endif
 #include "recurrence.h"
 #include "scan/scan_backends.h"
@@ -161,6 +163,25 @@ std::vector<int64_t> cell_layout(const std::string& cell_name) {
   });
 }
 
+// The models' initialisation defaults (models/option_defaults.h), as JSON for
+// flashtrain.modules: the Python blocks start as the trainer's do, from the
+// one place those numbers are written.
+std::string model_defaults() {
+  namespace d = flashtrain::models::defaults;
+  std::ostringstream out;
+  out.precision(17);
+  out << "{\"retain_bias_min\": " << d::kRetainBiasMin << ", \"retain_bias_max\": " << d::kRetainBiasMax
+      << ", \"recurrent_init_scale\": " << d::kRecurrentInitScale << ", \"conv_kernel\": " << d::kConvKernel
+      << ", \"rope_theta\": " << d::kRopeTheta << ", \"norm_eps\": " << d::kNormEps
+      << ", \"ffn_factor\": " << d::kFfnFactor << ", \"ffn_multiple_of\": " << d::kFfnMultipleOf
+      << ", \"slstm_forget_bias_min\": " << d::kSlstmForgetBiasMin
+      << ", \"slstm_forget_bias_max\": " << d::kSlstmForgetBiasMax
+      << ", \"slstm_recurrent_init_scale\": " << d::kSlstmRecurrentInitScale
+      << ", \"scan_min_timescale\": " << d::kScanMinTimescale
+      << ", \"scan_max_timescale\": " << d::kScanMaxTimescale << "}";
+  return out.str();
+}
+
 // ---- scan -----------------------------------------------------------------
 
 flashrnn::ScanBackend choose_scan(const std::string& requested, const Tensor& a) {
@@ -295,6 +316,7 @@ TORCH_LIBRARY(flashtrain, m) {
       "bool gradient_recurrent_cut, float gradient_recurrent_clip, float forward_clip, "
       "ScalarType initial_type) -> (Tensor d_Wx, Tensor d_R, Tensor d_b, Tensor d_initial_states)");
   m.def("cell_layout(str cell) -> int[]", &cell_layout);
+  m.def("model_defaults() -> str", &model_defaults);
   m.def(
       "scan_forward(Tensor a, Tensor b, Tensor? x0, str layout, bool reverse, str backend) -> "
       "(Tensor x, Tensor last)");

@@ -3,6 +3,7 @@
     from flashtrain import flashrnn   # instead of: from flashrnn import flashrnn
     from flashtrain import scan       # instead of: from accelerated_scan.warp import scan
     from flashtrain.nn import LSTM    # instead of: from torch.nn import LSTM (also GRU, RNN)
+    from flashtrain.nn import SLSTMBlock  # the sLSTM and LSTM blocks of flashtrain's LMs
     model = flashtrain.load_export(dir)  # a `flashtrain export` as an nn.Module (generate())
     tokenizer = flashtrain.Tokenizer(f"{dir}/tokenizer.model")  # the run's text <-> ids
 

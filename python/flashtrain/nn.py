@@ -1,4 +1,5 @@
-"""torch.nn's recurrent layers on flashtrain's recurrent op: one import to switch.
+"""torch.nn's recurrent layers on flashtrain's recurrent op: one import to switch;
+and the sLSTM layer and the residual blocks of flashtrain's language models.
 
     from flashtrain.nn import LSTM        # instead of: from torch.nn import LSTM
     lstm = LSTM(input_size, hidden_size, num_layers=2, batch_first=True, bidirectional=True)
@@ -11,6 +12,15 @@ its layouts (docs/CELLS.md). Extras: `num_heads` (a block-diagonal recurrence of
 `num_heads` heads of hidden_size / num_heads units; 1 is torch.nn's dense one), `backend`
 (the op's), and `lengths=` in the call for padded batches. Not supported: LSTM's
 `proj_size` and RNN's `nonlinearity="relu"` (the op has no such cells).
+
+    from flashtrain.nn import SLSTM, SLSTMBlock, LSTMBlock
+    block = SLSTMBlock(dim=256, num_heads=4)     # xLSTM's sLSTM block, as the trainer builds it
+    y, state = block(x)                          # x [B, T, 256]; state carries on
+    y_next, state = block(x_next, state)         # the next chunk, as if fed whole
+
+SLSTM (the layer), SLSTMBlock and LSTMBlock / RecurrentBlock (LSTM, GRU, Elman) are the
+modules flashtrain.load_export builds (flashtrain.modules), initialised as the C++ trainer
+initialises them.
 """
 import math
 from typing import Optional, Tuple
@@ -19,6 +29,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from ._recurrent import flashrnn
+from .modules import DEFAULTS, Block, RecurrentMixer, SlstmMixer, ffn_hidden
 
 # Per mode: the op's cell, torch.nn's gates per layer (rows of weight_ih / weight_hh
 # are gates x hidden_size) and the op's states (h first).
@@ -301,3 +312,70 @@ class RNN(_RNNBase):
     def forward(self, input, hx: Optional[torch.Tensor] = None, *, lengths=None):
         output, (h_n,) = self._forward(input, hx, lengths)
         return output, h_n
+
+
+# --- flashtrain's own layers and blocks ------------------------------------------------------
+
+def _head_dim(name: str, dim: int, num_heads: int) -> int:
+    for key, value in (("dim", dim), ("num_heads", num_heads)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name}: {key} must be a positive int, got {value!r}")
+    if dim % num_heads:
+        raise ValueError(f"{name}: dim {dim} is not a multiple of num_heads {num_heads}")
+    return dim // num_heads
+
+
+def _ffn_width(name: str, dim: int, ffn_factor: float) -> int:
+    if ffn_factor < 0:
+        raise ValueError(f"{name}: ffn_factor must not be negative (0: no feed-forward), got {ffn_factor}")
+    return ffn_hidden(dim, ffn_factor) if ffn_factor > 0 else 0
+
+
+class SLSTM(SlstmMixer):
+    """xLSTM's sLSTM layer: a causal depthwise convolution + SiLU feeding the i and f gates,
+    head-wise gate projections, the sLSTM cell (exponential input gate, normaliser and
+    stabiliser: docs/CELLS.md) on the op, a per-head LayerNorm.
+    forward(x [B, T, dim], state=None) -> (y [B, T, dim], state)."""
+
+    def __init__(self, dim: int, num_heads: int = 4, conv_kernel: int = DEFAULTS["conv_kernel"], *,
+                 eps: float = DEFAULTS["norm_eps"], backend: str = "auto", num_blocks: int = 1):
+        head_dim = _head_dim("SLSTM", dim, num_heads)
+        if conv_kernel < 0:
+            raise ValueError(f"SLSTM: conv_kernel must be >= 0 (0: no convolution), got {conv_kernel}")
+        super().__init__(dim, num_heads, head_dim, conv_kernel, eps, backend, num_blocks)
+
+
+class SLSTMBlock(Block):
+    """The residual sLSTM block of flashtrain's LMs (xLSTM's): x + SLSTM(LayerNorm(x)), then
+    + the gated feed-forward (ffn_factor x dim, rounded up to 64; 0: none).
+    forward(x [B, T, dim], state=None) -> (y, state). num_blocks (the model's depth) scales
+    the initialisation of what writes into the residual stream."""
+
+    def __init__(self, dim: int, num_heads: int = 4, conv_kernel: int = DEFAULTS["conv_kernel"], *,
+                 ffn_factor: float = DEFAULTS["ffn_factor"], eps: float = DEFAULTS["norm_eps"],
+                 backend: str = "auto", num_blocks: int = 1):
+        mixer = SLSTM(dim, num_heads, conv_kernel, eps=eps, backend=backend, num_blocks=num_blocks)
+        super().__init__("slstm", mixer, dim, eps, _ffn_width("SLSTMBlock", dim, ffn_factor), num_blocks)
+
+
+class RecurrentBlock(Block):
+    """The residual LSTM / GRU / Elman block of flashtrain's LMs: x + out_proj(h of the cell
+    over LayerNorm(x)), num_heads heads of dim / num_heads (a block-diagonal recurrence), then
+    + the gated feed-forward. forward(x [B, T, dim], state=None) -> (y, state)."""
+
+    def __init__(self, dim: int, num_heads: int = 4, kind: str = "lstm", *,
+                 ffn_factor: float = DEFAULTS["ffn_factor"], eps: float = DEFAULTS["norm_eps"],
+                 backend: str = "auto", num_blocks: int = 1, block_diagonal_input: bool = False):
+        name = type(self).__name__
+        if kind not in ("lstm", "gru", "elman"):
+            raise ValueError(f"{name}: kind must be lstm, gru or elman (SLSTMBlock is the sLSTM's), got {kind!r}")
+        head_dim = _head_dim(name, dim, num_heads)
+        mixer = RecurrentMixer(kind, dim, num_heads, head_dim, block_diagonal_input, False, backend, num_blocks)
+        super().__init__(kind, mixer, dim, eps, _ffn_width(name, dim, ffn_factor), num_blocks)
+
+
+class LSTMBlock(RecurrentBlock):
+    """RecurrentBlock with the LSTM cell: the block of configs/lstm_12head.toml's model."""
+
+    def __init__(self, dim: int, num_heads: int = 4, **options):
+        super().__init__(dim, num_heads, "lstm", **options)

@@ -175,6 +175,65 @@ class ToAndFromTorch(unittest.TestCase):
         self.assertTrue(torch.equal(single(x)[0], single(x)[0]))
 
 
+class FlashtrainBlocks(unittest.TestCase):
+    """The sLSTM layer and the residual blocks: the trainer's initialisation, chunks
+    with carried state equal to the whole, gradients."""
+
+    def test_initialisation_is_the_trainers(self):
+        from flashtrain.modules import DEFAULTS
+        slstm = fnn.SLSTM(64, num_heads=4).requires_grad_(False)
+        D = 16
+        for head in range(4):
+            torch.testing.assert_close(slstm.b[1, head], torch.linspace(DEFAULTS["slstm_forget_bias_min"],
+                                                                        DEFAULTS["slstm_forget_bias_max"], D))
+        self.assertEqual(float(slstm.b[[0, 2, 3]].abs().max()), 0.0)
+        self.assertEqual(float(slstm.r.abs().max()), 0.0)  # xLSTM starts R at zero
+        self.assertTrue(torch.equal(slstm.group_norm.weight, torch.ones(64)))
+        self.assertLessEqual(float(slstm.conv.weight.abs().max()), 1.0 / DEFAULTS["conv_kernel"] ** 0.5)
+
+        block = fnn.LSTMBlock(256, num_heads=4, num_blocks=2).requires_grad_(False)
+        mixer = block.mixer
+        torch.testing.assert_close(mixer.b[1, 0], torch.linspace(DEFAULTS["retain_bias_min"],
+                                                                 DEFAULTS["retain_bias_max"], 64))
+        bound = DEFAULTS["recurrent_init_scale"] / 64 ** 0.5
+        self.assertLessEqual(float(mixer.r.abs().max()), bound)
+        self.assertGreater(float(mixer.r.abs().max()), 0.9 * bound)
+        self.assertAlmostEqual(float(mixer.wx.weight.std()), (2 / (5 * 256)) ** 0.5, delta=0.003)
+        self.assertAlmostEqual(float(mixer.out_proj.weight.std()), 2 / (2 * 256 ** 0.5), delta=0.003)
+        self.assertEqual(block.ffn.gate.out_features, 384)  # 4/3 x 256 rounded up to 64
+        self.assertTrue(torch.equal(block.mixer_norm.weight, torch.ones(256)))
+        self.assertIsNone(fnn.SLSTMBlock(64, ffn_factor=0).ffn)
+
+    def test_chunks_with_state_equal_the_whole(self):
+        torch.manual_seed(0)
+        for block in (fnn.SLSTMBlock(32, num_heads=2), fnn.LSTMBlock(32, num_heads=2),
+                      fnn.RecurrentBlock(32, 2, "gru"), fnn.RecurrentBlock(32, 2, "elman"), fnn.SLSTM(32, 4)):
+            block = block.double()
+            with torch.no_grad():  # the sLSTM's R starts at zero: make it matter
+                for p in block.parameters():
+                    p.add_(0.05 * torch.randn_like(p))
+            x = torch.randn(2, 9, 32, dtype=F64)
+            whole, _ = block(x)
+            first, state = block(x[:, :4])
+            second, _ = block(x[:, 4:], state)
+            torch.testing.assert_close(torch.cat([first, second], 1), whole, **TOL, msg=type(block).__name__)
+
+    def test_gradcheck(self):
+        torch.manual_seed(0)
+        block = fnn.SLSTMBlock(8, num_heads=2, conv_kernel=2).double()
+        x = torch.randn(2, 3, 8, dtype=F64, requires_grad=True)
+        self.assertTrue(torch.autograd.gradcheck(lambda x: block(x)[0], (x,)))
+
+    def test_bad_options_say_what(self):
+        for make, words in [(lambda: fnn.SLSTM(30, num_heads=4), "dim 30 is not a multiple of num_heads 4"),
+                            (lambda: fnn.RecurrentBlock(32, 2, "slstm"), "kind must be lstm, gru or elman"),
+                            (lambda: fnn.SLSTMBlock(32, ffn_factor=-1), "ffn_factor must not be negative"),
+                            (lambda: fnn.SLSTM(32, conv_kernel=-1), "conv_kernel must be >= 0")]:
+            with self.assertRaises(ValueError, msg=words) as caught:
+                make()
+            self.assertIn(words, str(caught.exception))
+
+
 class Errors(unittest.TestCase):
     def test_unsupported_options_and_bad_inputs_say_what(self):
         cases = [

@@ -19,6 +19,16 @@ inline constexpr std::int64_t kConvKernel = 4;
 inline constexpr double kRopeTheta = 10000.0;
 // Every norm of a model.
 inline constexpr double kNormEps = 1e-5;
+// The feed-forward: hidden width = factor * d_model rounded up to a multiple of multiple_of.
+inline constexpr double kFfnFactor = 4.0 / 3.0;
+inline constexpr std::int64_t kFfnMultipleOf = 64;
+// sLSTM (xLSTM's): forget-gate biases spaced over [min, max]; R starts at scale 0 (zeros).
+inline constexpr double kSlstmForgetBiasMin = 3.0;
+inline constexpr double kSlstmForgetBiasMax = 6.0;
+inline constexpr double kSlstmRecurrentInitScale = 0.0;
+// The linear scan: the decay's timescales log-spaced over [min, max] steps.
+inline constexpr double kScanMinTimescale = 4.0;
+inline constexpr double kScanMaxTimescale = 1024.0;
 
 // Empty when min and max can space the retaining gate's biases, else why not,
 // naming them as the caller calls them.

@@ -20,8 +20,8 @@ enum class NormKind { kLayerNorm, kRmsNorm };
 // hidden width = projection_factor * d_model rounded up to a multiple of
 // `multiple_of`. projection_factor 0: the block has no feed-forward.
 struct FeedForwardOptions {
-  double projection_factor = 4.0 / 3.0;
-  int64_t multiple_of = 64;
+  double projection_factor = defaults::kFfnFactor;
+  int64_t multiple_of = defaults::kFfnMultipleOf;
 };
 
 // LSTM, GRU and Elman blocks: input projection to the cell's gates, the
@@ -50,9 +50,9 @@ struct SlstmBlockOptions {
   int64_t conv_kernel = defaults::kConvKernel;  // causal depthwise conv + SiLU feeding i and f; 0: none
   flashrnn::Backend backend = flashrnn::Backend::kAuto;
   bool recompute = false;  // the op keeps no per-step buffers (flashrnn::Options::recompute)
-  double forget_bias_min = 3.0;
-  double forget_bias_max = 6.0;
-  double recurrent_init_scale = 0.0;  // xLSTM starts R at zero
+  double forget_bias_min = defaults::kSlstmForgetBiasMin;
+  double forget_bias_max = defaults::kSlstmForgetBiasMax;
+  double recurrent_init_scale = defaults::kSlstmRecurrentInitScale;  // xLSTM starts R at zero
   NormKind norm = NormKind::kLayerNorm;
   FeedForwardOptions ffn;
 };
@@ -63,8 +63,8 @@ struct LinearScanBlockOptions {
   flashrnn::ScanBackend backend = flashrnn::ScanBackend::kAuto;
   // a_t starts near 1 - 1/tau with time constants tau (tokens) spaced
   // log-uniformly over [min, max] across the channels; min > 1.
-  double min_timescale = 4.0;
-  double max_timescale = 1024.0;
+  double min_timescale = defaults::kScanMinTimescale;
+  double max_timescale = defaults::kScanMaxTimescale;
   NormKind norm = NormKind::kLayerNorm;
   FeedForwardOptions ffn;
 };

@@ -36,8 +36,8 @@ struct ModelConfig {
   std::int64_t n_layers = 12;
   std::int64_t n_heads = 12;
   std::int64_t head_dim = 0;  // 0: dim / n_heads
-  double ffn_factor = 4.0 / 3.0;
-  std::int64_t ffn_multiple_of = 64;
+  double ffn_factor = models::defaults::kFfnFactor;
+  std::int64_t ffn_multiple_of = models::defaults::kFfnMultipleOf;
   std::int64_t vocab_size = 0;  // 0: from the tokenizer, or the task's vocabulary
   bool tie_embeddings = true;
   std::string backend = "auto";
