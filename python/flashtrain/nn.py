@@ -18,9 +18,9 @@ its layouts (docs/CELLS.md). Extras: `num_heads` (a block-diagonal recurrence of
     y, state = block(x)                          # x [B, T, 256]; state carries on
     y_next, state = block(x_next, state)         # the next chunk, as if fed whole
 
-SLSTM (the layer), SLSTMBlock and LSTMBlock / RecurrentBlock (LSTM, GRU, Elman) are the
-modules flashtrain.load_export builds (flashtrain.modules), initialised as the C++ trainer
-initialises them.
+SLSTM (the layer), SLSTMBlock and LSTMBlock / RecurrentBlock (LSTM, GRU, Elman) and
+LanguageModel are the modules flashtrain.load_export builds (flashtrain.modules),
+initialised as the C++ trainer initialises them.
 """
 import math
 from typing import Optional, Tuple
@@ -29,7 +29,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from ._recurrent import flashrnn
-from .modules import DEFAULTS, Block, RecurrentMixer, SlstmMixer, ffn_hidden
+from .modules import BLOCK_KINDS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer, SlstmMixer, ffn_hidden
 
 # Per mode: the op's cell, torch.nn's gates per layer (rows of weight_ih / weight_hh
 # are gates x hidden_size) and the op's states (h first).
@@ -325,10 +325,10 @@ def _head_dim(name: str, dim: int, num_heads: int) -> int:
     return dim // num_heads
 
 
-def _ffn_width(name: str, dim: int, ffn_factor: float) -> int:
+def _ffn_width(name: str, dim: int, ffn_factor: float, multiple_of: int = DEFAULTS["ffn_multiple_of"]) -> int:
     if ffn_factor < 0:
         raise ValueError(f"{name}: ffn_factor must not be negative (0: no feed-forward), got {ffn_factor}")
-    return ffn_hidden(dim, ffn_factor) if ffn_factor > 0 else 0
+    return ffn_hidden(dim, ffn_factor, multiple_of) if ffn_factor > 0 else 0
 
 
 class SLSTM(SlstmMixer):
@@ -379,3 +379,57 @@ class LSTMBlock(RecurrentBlock):
 
     def __init__(self, dim: int, num_heads: int = 4, **options):
         super().__init__(dim, num_heads, "lstm", **options)
+
+
+class LanguageModel(FlashtrainLM):
+    """flashtrain's language model as the trainer builds it: an embedding, `blocks` (one kind
+    per layer: lstm, gru, elman, slstm, linear_scan, transformer; a plain model stacks bare
+    lstm / gru / elman layers), a final norm and the head (the embedding's weight when
+    tie_embeddings). forward(tokens [B, T]) -> logits; forward_with_state and generate()
+    carry the blocks' states. from_config() takes a [model] section (an export's
+    config.json["training_config"]["model"], or the keys of a TOML config)."""
+
+    def __init__(self, vocab_size: int, dim: int, blocks, num_heads: int = 4, head_dim: int = 0, *,
+                 structure: str = "residual", tie_embeddings: bool = True,
+                 ffn_factor: float = DEFAULTS["ffn_factor"], ffn_multiple_of: int = DEFAULTS["ffn_multiple_of"],
+                 conv_kernel: int = DEFAULTS["conv_kernel"], norm_eps: float = DEFAULTS["norm_eps"],
+                 rope_theta: float = DEFAULTS["rope_theta"], backend: str = "auto"):
+        blocks = [blocks] if isinstance(blocks, str) else list(blocks)
+        if structure not in ("residual", "plain"):
+            raise ValueError(f"LanguageModel: structure must be residual or plain, got {structure!r}")
+        known = PLAIN_KINDS if structure == "plain" else BLOCK_KINDS
+        if not blocks or any(kind not in known for kind in blocks):
+            raise ValueError(f"LanguageModel: blocks must be a non-empty list of {', '.join(known)} "
+                             f"(a {structure} model), got {blocks!r}")
+        for key, value in (("vocab_size", vocab_size), ("dim", dim), ("num_heads", num_heads)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"LanguageModel: {key} must be a positive int, got {value!r}")
+        head_dim = head_dim or _head_dim("LanguageModel", dim, num_heads)
+        hidden = 0 if structure == "plain" else _ffn_width("LanguageModel", dim, ffn_factor, ffn_multiple_of)
+        config = {"vocab_size": vocab_size, "d_model": dim, "n_heads": num_heads, "head_dim": head_dim,
+                  "blocks": blocks, "structure": structure, "tie_embeddings": bool(tie_embeddings),
+                  "norm_eps": norm_eps, "rope_theta": rope_theta}
+        # The trainer's choices (trainer/src/model_factory.cpp): one feed-forward width for every
+        # block, a dense input projection, the scan as wide as the model.
+        layout = [{"ffn_hidden": hidden, "block_diagonal": False, "conv_kernel": conv_kernel,
+                   "scan_width": dim} for _ in blocks]
+        super().__init__(config, layout, backend)
+
+    @classmethod
+    def from_config(cls, model: dict, vocab_size: int = 0, backend: str = "auto"):
+        """The model of a [model] section (its keys as in configs/*.toml); vocab_size
+        overrides the section's (which is 0 where the tokenizer decides)."""
+        kinds = model.get("kind", ["lstm"])
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        layers = int(model.get("n_layers", len(kinds)))
+        if len(kinds) == 1:
+            kinds = kinds * layers
+        return cls(vocab_size or int(model["vocab_size"]), int(model["dim"]), kinds,
+                   int(model.get("n_heads", 4)), int(model.get("head_dim", 0)),
+                   structure=model.get("structure", "residual"),
+                   tie_embeddings=bool(model.get("tie_embeddings", True)),
+                   ffn_factor=float(model.get("ffn_factor", DEFAULTS["ffn_factor"])),
+                   ffn_multiple_of=int(model.get("ffn_multiple_of", DEFAULTS["ffn_multiple_of"])),
+                   conv_kernel=int(model.get("conv_kernel", DEFAULTS["conv_kernel"])),
+                   norm_eps=float(model.get("norm_eps", DEFAULTS["norm_eps"])),
+                   rope_theta=float(model.get("rope_theta", DEFAULTS["rope_theta"])), backend=backend)

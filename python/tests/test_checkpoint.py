@@ -194,6 +194,22 @@ class ReferenceLogitsTest(unittest.TestCase):
             self.assertTrue(torch.equal(state[name], tensor), name)
         self.assertFalse(model.training)
 
+    def test_language_model_builds_the_trainers_model(self):
+        # flashtrain.nn.LanguageModel from each export's [model] section: the same parameters
+        # (names, shapes) as the export, and with its weights the same logits.
+        for name, directory in EXPORTS.items():
+            with self.subTest(name):
+                exported = flashtrain.load_export(directory, dtype=torch.float64)
+                with open(os.path.join(directory, "config.json")) as f:
+                    section = json.load(f)["training_config"]["model"]
+                built = flashtrain.nn.LanguageModel.from_config(section, exported.vocab_size).double()
+                shapes = {k: tuple(v.shape) for k, v in built.state_dict().items()}
+                self.assertEqual(shapes, {k: tuple(v.shape) for k, v in exported.state_dict().items()})
+                built.load_state_dict(exported.state_dict())
+                tokens = fixed_tokens(exported.vocab_size)
+                with torch.no_grad():
+                    torch.testing.assert_close(built(tokens), exported(tokens), rtol=0, atol=0)
+
     def test_gradients_reach_every_parameter(self):
         model = flashtrain.load_export(EXPORTS["mix_slstm_no_conv"],
                                        dtype=torch.float64)

@@ -224,6 +224,23 @@ class FlashtrainBlocks(unittest.TestCase):
         x = torch.randn(2, 3, 8, dtype=F64, requires_grad=True)
         self.assertTrue(torch.autograd.gradcheck(lambda x: block(x)[0], (x,)))
 
+    def test_language_model_from_scratch(self):
+        torch.manual_seed(0)
+        model = fnn.LanguageModel(11, 32, ["lstm", "slstm", "linear_scan", "transformer"], num_heads=2)
+        tokens = torch.randint(0, 11, (2, 7))
+        self.assertEqual(tuple(model(tokens).shape), (2, 7, 11))
+        self.assertAlmostEqual(float(model.embedding.weight.detach().std()), (2 / (5 * 32)) ** 0.5, delta=0.03)
+        self.assertEqual(model.blocks[1].ffn.gate.out_features, 64)  # 4/3 x 32 rounded up to 64
+        plain = fnn.LanguageModel(11, 32, ["lstm"] * 2, num_heads=1, structure="plain", tie_embeddings=False)
+        self.assertIsNone(plain.final_norm)
+        self.assertEqual(tuple(plain.generate(tokens[0], max_new_tokens=3).shape), (10,))
+        for make, words in [(lambda: fnn.LanguageModel(11, 32, ["slstm"], structure="plain"),
+                             "blocks must be a non-empty list of lstm, gru, elman"),
+                            (lambda: fnn.LanguageModel(11, 32, []), "blocks must be a non-empty list")]:
+            with self.assertRaises(ValueError) as caught:
+                make()
+            self.assertIn(words, str(caught.exception))
+
     def test_bad_options_say_what(self):
         for make, words in [(lambda: fnn.SLSTM(30, num_heads=4), "dim 30 is not a multiple of num_heads 4"),
                             (lambda: fnn.RecurrentBlock(32, 2, "slstm"), "kind must be lstm, gru or elman"),
