@@ -115,6 +115,17 @@ class _RNNBase(torch.nn.Module):
                 text += f", {key}={getattr(self, key)!r}"
         return text
 
+    def flatten_parameters(self) -> None:
+        """torch.nn's call to lay the weights out in one buffer for cuDNN; the op reads them
+        where they are, so there is nothing to do (kept so that code calling it runs)."""
+
+    @property
+    def all_weights(self):
+        """torch.nn's: per layer and direction the list [weight_ih, weight_hh(, bias_ih, bias_hh)]."""
+        per_direction = 4 if self.bias else 2
+        weights = [getattr(self, name) for name in self._flat_weights_names]
+        return [weights[i:i + per_direction] for i in range(0, len(weights), per_direction)]
+
     # -- torch.nn <-> flashtrain ------------------------------------------------
 
     def _torch_kwargs(self) -> dict:

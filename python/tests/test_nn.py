@@ -153,6 +153,15 @@ class ToAndFromTorch(unittest.TestCase):
                 self.assertTrue(torch.equal(a, b), name)
             self.assertEqual(set(ours.state_dict()), set(theirs.state_dict()))
 
+    def test_torch_nn_helpers_code_calls(self):
+        for bias in (True, False):
+            ours, theirs = pair("LSTM", num_layers=2, bidirectional=True, bias=bias)
+            ours.flatten_parameters()  # a no-op, as code written for cuDNN calls it
+            self.assertEqual([[tuple(w.shape) for w in group] for group in ours.all_weights],
+                             [[tuple(w.shape) for w in group] for group in theirs.all_weights])
+            for a, b in zip(sum(ours.all_weights, []), sum(theirs.all_weights, [])):
+                self.assertTrue(torch.equal(a, b))
+
     def test_state_dict_of_torch_nn_loads_directly(self):
         theirs = torch.nn.LSTM(4, 6, num_layers=2, dtype=F64)
         ours = fnn.LSTM(4, 6, num_layers=2, dtype=F64)
