@@ -79,25 +79,24 @@ class _Weight(nn.Module):
         self.weight = nn.Parameter(torch.empty(*shape))
 
 
-class LayerNorm(_Weight):
-    """LayerNorm over the last axis with a weight and no bias (xLSTM)."""
+class _Norm(_Weight):
+    """A norm over the last axis: a weight of dim ones, and eps."""
 
     def __init__(self, dim: int, eps: float):
         super().__init__((dim,))
         self.eps = eps
         nn.init.ones_(self.weight)
+
+
+class LayerNorm(_Norm):
+    """LayerNorm over the last axis with a weight and no bias (xLSTM)."""
 
     def forward(self, x):
         return F.layer_norm(x, (x.shape[-1],), self.weight, None, self.eps)
 
 
-class RMSNorm(_Weight):
+class RMSNorm(_Norm):
     """RMSNorm over the last axis (Llama): x / sqrt(mean(x^2) + eps) * weight."""
-
-    def __init__(self, dim: int, eps: float):
-        super().__init__((dim,))
-        self.eps = eps
-        nn.init.ones_(self.weight)
 
     def forward(self, x):
         return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight

@@ -29,11 +29,12 @@ import torch
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from ._recurrent import flashrnn
-from .modules import BLOCK_KINDS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer, SlstmMixer, ffn_hidden
+from .modules import (BLOCK_KINDS, CELLS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer,
+                      SlstmMixer, ffn_hidden)
 
-# Per mode: the op's cell, torch.nn's gates per layer (rows of weight_ih / weight_hh
-# are gates x hidden_size) and the op's states (h first).
-_MODES = {"LSTM": ("lstm", 4, 2), "GRU": ("gru", 3, 1), "RNN_TANH": ("elman", 1, 1)}
+# torch.nn's mode -> the op's cell. Its gates (rows of weight_ih / weight_hh are gates x
+# hidden_size, as torch.nn's), bias slots and states (h first) are the op's (CELLS).
+_CELLS = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "elman"}
 
 
 def _op_bias(mode: str, b_ih: torch.Tensor, b_hh: torch.Tensor, heads: int) -> torch.Tensor:
@@ -42,9 +43,8 @@ def _op_bias(mode: str, b_ih: torch.Tensor, b_hh: torch.Tensor, heads: int) -> t
     if mode == "GRU":
         H = b_ih.shape[0] // 3
         b = torch.cat([b_ih[:2 * H] + b_hh[:2 * H], b_ih[2 * H:], b_hh[2 * H:]])
-        return b.view(4, heads, H // heads)
-    gates = _MODES[mode][1]
-    return (b_ih + b_hh).view(gates, heads, -1)
+        return b.view(CELLS["gru"][1], heads, H // heads)
+    return (b_ih + b_hh).view(CELLS[_CELLS[mode]][1], heads, -1)
 
 
 def _reverse_index(lengths: torch.Tensor, T: int) -> torch.Tensor:
@@ -80,7 +80,8 @@ class _RNNBase(torch.nn.Module):
         self.dropout, self.bidirectional = float(dropout), bool(bidirectional)
         self.num_heads, self.backend = num_heads, backend
         self.proj_size = 0
-        self._cell, gates, self._states = _MODES[mode]
+        self._cell = _CELLS[mode]
+        gates, _, self._states = CELLS[self._cell]
         directions = 2 if self.bidirectional else 1
         factory = {"device": device, "dtype": dtype}
         head_dim = hidden_size // num_heads
@@ -169,14 +170,14 @@ class _RNNBase(torch.nn.Module):
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
         w_ih = getattr(self, "weight_ih" + suffix)
         w_hh = getattr(self, "weight_hh" + suffix)
-        gates = _MODES[self.mode][1]
+        gates, bias_slots, _ = CELLS[self._cell]
         N = self.num_heads
         D = self.hidden_size // N
         R = w_hh.view(gates, N, D, D)
         if self.bias:
             b = _op_bias(self.mode, getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix), N)
         else:
-            b = w_ih.new_zeros(4 if self.mode == "GRU" else gates, N, D)
+            b = w_ih.new_zeros(bias_slots, N, D)
         return w_ih, R, b
 
     def _check_input(self, x: torch.Tensor, hx, batch: int):

@@ -50,12 +50,8 @@ class ShardBatches final : public BatchSource {
     try {
       loader_.restore(cursor.at("loader").get<data::LoaderCursor>());
     } catch (const data::CursorMismatch& e) {
-      // The loader says on/off; the config key is a TOML boolean.
-      const auto value = [&](const std::string& v) {
-        return e.setting != "shuffle" ? v : v == "on" ? "true" : "false";
-      };
       throw DataStreamMismatch(std::string("cannot continue the data stream of the checkpoint: ") + e.what(),
-                               config_key(e.setting), value(e.saved), value(e.now));
+                               config_key(e.setting), e.saved, e.now);
     } catch (const data::DataError& e) {
       throw std::runtime_error(std::string("cannot continue the data stream of the checkpoint: ") + e.what());
     }

@@ -136,7 +136,7 @@ void ShardLoader::restore(const LoaderCursor& c) {
                          what, saved, now);
   };
   if (c.seed != mine.seed) mismatch("seed", std::to_string(c.seed), std::to_string(mine.seed));
-  if (c.shuffle != mine.shuffle) mismatch("shuffle", c.shuffle ? "on" : "off", mine.shuffle ? "on" : "off");
+  if (c.shuffle != mine.shuffle) mismatch("shuffle", c.shuffle ? "true" : "false", mine.shuffle ? "true" : "false");
   if (c.sequence_length != mine.sequence_length) {
     mismatch("sequence_length", std::to_string(c.sequence_length), std::to_string(mine.sequence_length));
   }
