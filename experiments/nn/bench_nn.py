@@ -5,17 +5,24 @@ units (batch first), fp16 and bf16, forward alone (no_grad) and forward +
 backward of a sum, padded batches and packed ones (lengths drawn in
 [T/2, T]). Each case first checks both outputs against torch.nn's in float32
 (TF32 off) with the same weights; then times each side with CUDA events, the
-median of --reps calls after warm-up. Writes one JSON record per case.
+median of --reps calls after warm-up (fewer, at least 5, where they would
+take over a second). Writes one JSON record per case.
 
     python3 experiments/nn/bench_nn.py [--kinds lstm,gru] [--hidden 256,768,1024,2048]
         [--batch 1,8,16,64,256] [--T 1024] [--dtypes fp16,bf16] [--packed]
-        [--reps 20] [--out experiments/results/nn/bench_nn.json]
+        [--reps 20] [--gpus 0,1,2,3] [--out experiments/results/nn/bench_nn.json]
+
+With --gpus, each (kind, dtype) slice runs as a process of its own on one of
+those GPUs (a slice per GPU at a time, so no two timings share a GPU) and the
+slices' records are merged into --out.
 """
 import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -33,10 +40,16 @@ def parse_list(text, convert):
     return [convert(v) for v in text.split(",") if v]
 
 
-def timed(call, reps):
-    """Median milliseconds of `call` over reps calls, each between two CUDA events."""
-    for _ in range(3):
+def timed(call, reps, budget_s=1.0):
+    """Median milliseconds of `call` over reps calls (fewer, but at least 5, where
+    reps calls would take over budget_s), each between two CUDA events."""
+    for _ in range(2):
         call()
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    call()
+    torch.cuda.synchronize()
+    reps = max(5, min(reps, int(budget_s / max(time.perf_counter() - started, 1e-6))))
     times = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -65,6 +78,7 @@ def measure(kind, H, B, T, dtype_name, packed, reps, seed=0):
     theirs = getattr(torch.nn, name)(H, H, batch_first=True, device="cuda", dtype=dtype)
     theirs.load_state_dict(reference.state_dict())
     ours = getattr(flashtrain.nn, name).from_torch(theirs)
+    theirs.flatten_parameters()  # cuDNN's one weight buffer, so that it does not compact every call
     x = torch.randn(B, T, H, device="cuda", dtype=dtype)
     lengths = None
     if packed:
@@ -106,6 +120,7 @@ def main(argv=None):
     parser.add_argument("--dtypes", default="fp16,bf16")
     parser.add_argument("--packed", action="store_true", help="also packed batches (lengths in [T/2, T])")
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--gpus", default="", help="run the (kind, dtype) slices in parallel on these GPUs")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "results", "nn",
                                                       "bench_nn.json"))
     args = parser.parse_args(argv)
@@ -117,6 +132,8 @@ def main(argv=None):
     for d in parse_list(args.dtypes, str):
         if d not in DTYPES:
             sys.exit(f"bench_nn: unknown dtype {d!r}; choose from {', '.join(DTYPES)}")
+    if args.gpus:
+        return run_on_gpus(args, argv if argv is not None else sys.argv[1:])
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     records = []
@@ -136,14 +153,58 @@ def main(argv=None):
                                       f"cuDNN {r['cudnn_max_error']:.3g}")
                             print(f"{kind} {dtype} T {T} H {H} B {B}{' packed' if packed else ''}: {timing}",
                                   flush=True)
-    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-              "cudnn": torch.backends.cudnn.version(), "seconds": round(time.time() - started, 1),
-              "command": " ".join(sys.argv), "tolerance": TOLERANCE, "records": records}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
+    write(args.out, {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                     "cudnn": torch.backends.cudnn.version(), "seconds": round(time.time() - started, 1),
+                     "command": " ".join(sys.argv), "tolerance": TOLERANCE, "records": records})
+
+
+def write(path, result):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
         json.dump(result, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
-    print(f"wrote {args.out}")
+    os.replace(path + ".tmp", path)
+    print(f"wrote {path}")
+
+
+def without_option(argv, name):
+    """argv less `name VALUE` and `name=VALUE`."""
+    kept, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == name:
+            skip = True
+        elif not a.startswith(name + "="):
+            kept.append(a)
+    return kept
+
+
+def run_on_gpus(args, argv):
+    """Each (kind, dtype) slice as a child process on a free GPU of --gpus; the merged records into --out."""
+    gpus = parse_list(args.gpus, str)
+    base = without_option(without_option(without_option(without_option(argv, "--gpus"), "--out"), "--kinds"),
+                          "--dtypes")
+    slices = [(k, d) for k in parse_list(args.kinds, str) for d in parse_list(args.dtypes, str)]
+    started, results, running = time.time(), [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        while slices or running:
+            while slices and len(running) < len(gpus):
+                kind, dtype = slices.pop(0)
+                gpu = next(g for g in gpus if g not in running.values())
+                out = os.path.join(tmp, f"{kind}_{dtype}.json")
+                child = subprocess.Popen([sys.executable, os.path.abspath(__file__), *base, "--kinds", kind,
+                                          "--dtypes", dtype, "--out", out],
+                                         env={**os.environ, "CUDA_VISIBLE_DEVICES": gpu})
+                running[(child, out)] = gpu
+            time.sleep(1)
+            for (child, out) in [key for key in running if key[0].poll() is not None]:
+                del running[(child, out)]
+                if child.returncode != 0:
+                    sys.exit(f"bench_nn: a slice failed (exit {child.returncode}): {' '.join(child.args)}")
+                results.append(json.load(open(out)))
+    merged = dict(results[0], seconds=round(time.time() - started, 1), command=" ".join(sys.argv),
+                  records=[r for result in results for r in result["records"]])
+    write(args.out, merged)
 
 
 if __name__ == "__main__":

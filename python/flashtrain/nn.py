@@ -26,7 +26,7 @@ import math
 from typing import Optional, Tuple
 
 import torch
-from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+from torch.nn.utils.rnn import PackedSequence
 
 from ._recurrent import flashrnn
 from .modules import (BLOCK_KINDS, CELLS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer,
@@ -53,6 +53,26 @@ def _reverse_index(lengths: torch.Tensor, T: int) -> torch.Tensor:
     t = torch.arange(T, device=lengths.device).unsqueeze(0)
     L = lengths.unsqueeze(1)
     return torch.where(t < L, L - 1 - t, t)
+
+
+def _packed_layout(packed: PackedSequence) -> Tuple[torch.Tensor, torch.Tensor, int, int]:
+    """Where each row of a PackedSequence's data sits in the padded batch: its
+    flat index b * T + t ([rows], b in the caller's order, on the data's
+    device), each sequence's length ([B], there too), B and T. One gather then
+    pads and one packs, where pad_packed_sequence and pack_padded_sequence copy
+    time step by time step (forward and backward)."""
+    sizes = packed.batch_sizes  # [T] on the CPU, non-increasing
+    T, B = sizes.numel(), int(sizes[0])
+    device = packed.data.device
+    t = torch.repeat_interleave(torch.arange(T), sizes)
+    slot = torch.arange(t.numel()) - torch.repeat_interleave(torch.cumsum(sizes, 0) - sizes, sizes)
+    sorted_lengths = (sizes.unsqueeze(0) > torch.arange(B).unsqueeze(1)).sum(1).to(device)
+    t, slot = t.to(device), slot.to(device)
+    if packed.sorted_indices is None:
+        return slot * T + t, sorted_lengths, B, T
+    order = packed.sorted_indices
+    lengths = torch.empty_like(sorted_lengths).scatter_(0, order, sorted_lengths)
+    return order[slot] * T + t, lengths, B, T
 
 
 def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -241,7 +261,9 @@ class _RNNBase(torch.nn.Module):
         if packed:
             if lengths is not None:
                 raise ValueError(f"{name}: lengths= is for padded input; a PackedSequence carries its own")
-            x, lengths = pad_packed_sequence(input, batch_first=True)
+            rows, lengths, B, T = _packed_layout(input)
+            data = input.data
+            x = data.new_zeros(B * T, data.shape[-1]).index_copy(0, rows, data).view(B, T, -1)
             unbatched = False
         else:
             if not isinstance(input, torch.Tensor) or input.dim() not in (2, 3):
@@ -253,20 +275,16 @@ class _RNNBase(torch.nn.Module):
         if unbatched and hx is not None:
             hx = tuple(h.unsqueeze(1) for h in hx) if isinstance(hx, tuple) else hx.unsqueeze(1)
         self._check_input(x, hx, B)
-        if lengths is not None:
+        if lengths is not None and not packed:  # a PackedSequence's are right by construction
             lengths = torch.as_tensor(lengths, device=x.device).to(torch.long).flatten()
             if lengths.numel() != B or (lengths < 1).any() or (lengths > T).any():
                 raise ValueError(f"{name}: lengths must be {B} values in 1..{T} (one per sequence), "
                                  f"got {lengths.tolist()}")
         states = None if hx is None else (hx if isinstance(hx, tuple) else (hx,))
         output, finals = self._run(x.contiguous(), states, lengths)
-        if packed:
-            # The input's own order: batch_sizes and sorted_indices are kept as they came.
-            order = input.sorted_indices
-            sorted_output = output if order is None else output.index_select(0, order)
-            sorted_lengths = lengths if order is None else lengths.index_select(0, order)
-            data = pack_padded_sequence(sorted_output, sorted_lengths.cpu(), batch_first=True).data
-            output = PackedSequence(data, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
+        if packed:  # the rows of the input's data, in its order
+            output = PackedSequence(output.reshape(B * T, -1).index_select(0, rows), input.batch_sizes,
+                                    input.sorted_indices, input.unsorted_indices)
         elif unbatched:
             output, finals = output.squeeze(0), tuple(f.squeeze(1) for f in finals)
         elif not self.batch_first:
