@@ -106,7 +106,7 @@ TEST(BatchProbe, OutOfMemoryHalves) {
   EXPECT_EQ(result.batch, 64);
   EXPECT_FALSE(result.attempts[0].peak_bytes);  // 256 and 128 ran out of memory
   EXPECT_FALSE(result.attempts[1].peak_bytes);
-  EXPECT_EQ(describe_probe(result, budget), "256 out of memory, 128 out of memory, 64 fits with 2.0 GiB peak");
+  EXPECT_EQ(describe_probe(result, budget), "256 out of memory, 128 out of memory, 64 fits with 3.0 GiB peak");  // optimizer state included
 }
 
 TEST(BatchProbe, DescribesEachCandidate) {

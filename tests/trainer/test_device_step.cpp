@@ -69,23 +69,51 @@ std::vector<Batch> batches(int count, torch::Device device) {
   return out;
 }
 
+// fp32 steps clipped at `grad_clip`, captured or eager.
+DeviceStepOptions step_options(double grad_clip, bool graph) {
+  DeviceStepOptions options;
+  options.grad_clip = grad_clip;
+  options.graph = graph;
+  return options;
+}
+
+DeviceStepOptions data_parallel_options(distributed::Reducer* reducer, bool allreduce_in_graph) {
+  DeviceStepOptions options = step_options(0.5, false);
+  options.reducer = reducer;
+  options.allreduce_in_graph = allreduce_in_graph;
+  return options;
+}
+
 struct Trajectory {
   std::vector<double> losses, norms;
   std::vector<torch::Tensor> parameters;
+  std::vector<std::string> notices;  // the step's fallbacks
+  std::int64_t micro_batch_parts = 1;
+  std::int64_t graph_pool_bytes = 0;
 };
 
 Trajectory device_steps(models::LanguageModel model, const std::vector<Batch>& data, DeviceStepOptions options) {
   auto optimizer = make_adamw(*model, optimizer_config());
-  DeviceStep step(*model, *optimizer, options);
   Trajectory t;
+  options.notice = [&t](const std::string& line) { t.notices.push_back(line); };
+  DeviceStep step(*model, *optimizer, options);
   for (const Batch& batch : data) {
     const DeviceStepResult r = step.run({batch}, batch.scored_tokens, 3e-3);
     t.losses.push_back(r.loss_sum / double(batch.scored_tokens));
     t.norms.push_back(r.grad_norm);
   }
-  EXPECT_EQ(step.captured(), options.graph && int(data.size()) > DeviceStep::kEagerSteps);
+  EXPECT_EQ(step.captured(), options.graph && options.inject_out_of_memory.captures == 0 &&
+                                 int(data.size()) > DeviceStep::kEagerSteps);
   for (const torch::Tensor& p : model->parameters()) t.parameters.push_back(p.detach().cpu().clone());
+  t.micro_batch_parts = step.micro_batch_parts();
+  t.graph_pool_bytes = step.graph_pool_bytes();
   return t;
+}
+
+DeviceStepOptions with_injected_out_of_memory(DeviceStepOptions options, int captures, int steps) {
+  options.inject_out_of_memory.captures = captures;
+  options.inject_out_of_memory.steps = steps;
+  return options;
 }
 
 // The eager loop's step: autograd, clip_grad_norm, torch::optim::AdamW.
@@ -113,7 +141,7 @@ TEST(DeviceStep, TrainsLikeTheEagerStep) {
   const torch::Device cpu(torch::kCPU);
   const auto data = batches(6, cpu);
   // A clip low enough to act on every step.
-  const Trajectory fused = device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, {false, 0.05, false});
+  const Trajectory fused = device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, step_options(0.05, false));
   const Trajectory eager = eager_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, 0.05);
   for (std::size_t i = 0; i < data.size(); ++i) {
     EXPECT_NEAR(fused.losses[i], eager.losses[i], 1e-5) << "step " << i + 1;
@@ -129,7 +157,7 @@ TEST(DeviceStep, SkipsTheUpdateOnANonfiniteLossAndKeepsTheStepCount) {
   const torch::Device cpu(torch::kCPU);
   models::LanguageModel model = tiny_model(cpu, flashrnn::Backend::kVanilla);
   auto optimizer = make_adamw(*model, optimizer_config());
-  DeviceStep step(*model, *optimizer, {false, 1.0, false});
+  DeviceStep step(*model, *optimizer, step_options(1.0, false));
   const auto data = batches(2, cpu);
   ASSERT_FALSE(step.run({data[0]}, 44, 1e-3).skipped);
 
@@ -158,11 +186,11 @@ TEST(DeviceStep, SkipsTheUpdateOnANonfiniteLossAndKeepsTheStepCount) {
 TEST(DeviceStep, QueuedStepsReportWhatStepByStepRunsReport) {
   const torch::Device cpu(torch::kCPU);
   const auto data = batches(4, cpu);
-  const Trajectory one_by_one = device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, {false, 0.5, false});
+  const Trajectory one_by_one = device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, step_options(0.5, false));
 
   models::LanguageModel model = tiny_model(cpu, flashrnn::Backend::kVanilla);
   auto optimizer = make_adamw(*model, optimizer_config());
-  DeviceStep step(*model, *optimizer, {false, 0.5, false});
+  DeviceStep step(*model, *optimizer, step_options(0.5, false));
   for (const Batch& batch : data) step.enqueue({batch}, batch.scored_tokens, 3e-3);
   EXPECT_EQ(step.queued(), data.size());
   EXPECT_THROW(step.sync_optimizer_state(), std::logic_error) << "the queued steps are not counted yet";
@@ -219,7 +247,7 @@ TEST_P(DeviceStepRanks, TakeTheStepOfTheirCombinedBatch) {
 
   models::LanguageModel whole = tiny_model(cpu, flashrnn::Backend::kVanilla);
   auto whole_optimizer = make_adamw(*whole, optimizer_config());
-  DeviceStep whole_step(*whole, *whole_optimizer, {false, 0.5, false});
+  DeviceStep whole_step(*whole, *whole_optimizer, step_options(0.5, false));
   std::vector<DeviceStepResult> expected;
   for (int k = 0; k < kSteps; ++k) {
     const auto [all, scored] = step_batches(k, 0, per_step);
@@ -236,7 +264,7 @@ TEST_P(DeviceStepRanks, TakeTheStepOfTheirCombinedBatch) {
     std::vector<std::string> names;
     for (const auto& item : model.named_parameters()) names.push_back(item.key());
     distributed::Reducer reducer(model.parameters(), names, world->communicator(rank));
-    DeviceStep step(model, *optimizer, {false, 0.5, false, &reducer, allreduce_in_graph});
+    DeviceStep step(model, *optimizer, data_parallel_options(&reducer, allreduce_in_graph));
     for (int k = 0; k < kSteps; ++k) {
       const auto [mine, scored] = step_batches(k, rank * micro, micro);
       got[rank].push_back(step.run(mine, scored, 3e-3));
@@ -274,10 +302,46 @@ INSTANTIATE_TEST_SUITE_P(DeviceStep, DeviceStepRanks,
                                   (info.param.micro_batches > 1 ? "Accumulating" : "");
                          });
 
+// Out of memory in an eager step: the step runs again with each micro-batch
+// in two parts (the same update up to rounding), said once, and the parts
+// stay; at one sequence a part there is nothing left to split.
+TEST(DeviceStep, AStepThatRunsOutOfMemoryRunsAgainInParts) {
+  const torch::Device cpu(torch::kCPU);
+  const auto data = batches(4, cpu);
+  const DeviceStepOptions plain = step_options(0.5, false);
+  const Trajectory whole = device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, plain);
+  const Trajectory parts =
+      device_steps(tiny_model(cpu, flashrnn::Backend::kVanilla), data, with_injected_out_of_memory(plain, 0, 1));
+  EXPECT_EQ(whole.micro_batch_parts, 1);
+  EXPECT_EQ(parts.micro_batch_parts, 2);
+  ASSERT_EQ(parts.notices.size(), 1u);
+  EXPECT_NE(parts.notices[0].find("out of memory in the step with micro-batches of 4 sequences"), std::string::npos)
+      << parts.notices[0];
+  EXPECT_NE(parts.notices[0].find("training.local_batch_size"), std::string::npos) << parts.notices[0];
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    EXPECT_NEAR(parts.losses[i], whole.losses[i], 1e-6) << "step " << i + 1;
+    EXPECT_NEAR(parts.norms[i], whole.norms[i], 1e-5 * whole.norms[i]) << "step " << i + 1;
+  }
+  for (std::size_t i = 0; i < whole.parameters.size(); ++i)
+    EXPECT_TRUE(torch::allclose(parts.parameters[i], whole.parameters[i], 1e-4, 1e-6)) << "parameter " << i;
+
+  // 4 -> 2 x 2 -> 4 x 1 -> nothing left: an error that says so.
+  models::LanguageModel model = tiny_model(cpu, flashrnn::Backend::kVanilla);
+  auto optimizer = make_adamw(*model, optimizer_config());
+  DeviceStep step(*model, *optimizer, with_injected_out_of_memory(plain, 0, 3));
+  try {
+    step.run({data[0]}, data[0].scored_tokens, 3e-3);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("even with one sequence at a time"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(step.micro_batch_parts(), 4);
+}
+
 TEST(DeviceStep, AGraphNeedsAGpu) {
   models::LanguageModel model = tiny_model(torch::Device(torch::kCPU), flashrnn::Backend::kVanilla);
   auto optimizer = make_adamw(*model, optimizer_config());
-  EXPECT_THROW(DeviceStep(*model, *optimizer, {false, 1.0, true}), std::invalid_argument);
+  EXPECT_THROW(DeviceStep(*model, *optimizer, step_options(1.0, true)), std::invalid_argument);
 }
 
 TEST(DeviceStep, CudaGraphOnWithoutAGpuIsAConfigError) {
@@ -321,8 +385,8 @@ TEST(DeviceStepGpu, GraphReplaysAreBitIdenticalToEagerSteps) {
   const torch::Device gpu(torch::kCUDA, 0);
   const auto data = batches(8, gpu);
   for (const flashrnn::Backend backend : {flashrnn::Backend::kAuto, flashrnn::Backend::kVanilla}) {
-    const Trajectory graph = device_steps(tiny_model(gpu, backend), data, {false, 0.5, true});
-    const Trajectory eager = device_steps(tiny_model(gpu, backend), data, {false, 0.5, false});
+    const Trajectory graph = device_steps(tiny_model(gpu, backend), data, step_options(0.5, true));
+    const Trajectory eager = device_steps(tiny_model(gpu, backend), data, step_options(0.5, false));
     for (std::size_t i = 0; i < data.size(); ++i) {
       EXPECT_EQ(graph.losses[i], eager.losses[i]) << "step " << i + 1 << ", backend " << flashrnn::to_string(backend);
       EXPECT_EQ(graph.norms[i], eager.norms[i]) << "step " << i + 1;
@@ -330,6 +394,40 @@ TEST(DeviceStepGpu, GraphReplaysAreBitIdenticalToEagerSteps) {
     for (std::size_t i = 0; i < eager.parameters.size(); ++i)
       EXPECT_TRUE(torch::equal(graph.parameters[i], eager.parameters[i])) << "parameter " << i;
   }
+}
+
+// A capture that runs out of memory: the steps run eagerly from then on
+// (bit for bit the eager steps), said once; no graph, no pool.
+TEST(DeviceStepGpu, ACaptureThatRunsOutOfMemoryFallsBackToEagerSteps) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  const torch::Device gpu(torch::kCUDA, 0);
+  const auto data = batches(6, gpu);
+  const Trajectory failed = device_steps(tiny_model(gpu, flashrnn::Backend::kAuto), data,
+                                         with_injected_out_of_memory(step_options(0.5, true), 1, 0));
+  const Trajectory eager = device_steps(tiny_model(gpu, flashrnn::Backend::kAuto), data, step_options(0.5, false));
+  ASSERT_EQ(failed.notices.size(), 1u);
+  EXPECT_NE(failed.notices[0].find("the capture ran out of memory; the steps run eagerly"), std::string::npos)
+      << failed.notices[0];
+  EXPECT_EQ(failed.graph_pool_bytes, 0);
+  for (std::size_t i = 0; i < data.size(); ++i) EXPECT_EQ(failed.losses[i], eager.losses[i]) << "step " << i + 1;
+  for (std::size_t i = 0; i < eager.parameters.size(); ++i)
+    EXPECT_TRUE(torch::equal(failed.parameters[i], eager.parameters[i])) << "parameter " << i;
+}
+
+// The graph's pool is counted; a step that runs out of memory before the
+// capture is captured in its parts.
+TEST(DeviceStepGpu, TheGraphsPoolIsCountedAndPartsAreCaptured) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  const torch::Device gpu(torch::kCUDA, 0);
+  const auto data = batches(6, gpu);
+  const Trajectory graph = device_steps(tiny_model(gpu, flashrnn::Backend::kAuto), data, step_options(0.5, true));
+  EXPECT_GT(graph.graph_pool_bytes, 0);
+  EXPECT_TRUE(graph.notices.empty());
+  const Trajectory parts = device_steps(tiny_model(gpu, flashrnn::Backend::kAuto), data,
+                                        with_injected_out_of_memory(step_options(0.5, true), 0, 1));
+  EXPECT_EQ(parts.micro_batch_parts, 2);
+  EXPECT_GT(parts.graph_pool_bytes, 0);
+  for (std::size_t i = 0; i < data.size(); ++i) EXPECT_NEAR(parts.losses[i], graph.losses[i], 1e-5) << i + 1;
 }
 
 struct RunOutcome {

@@ -322,6 +322,29 @@ TEST(TrainingLoop, RefusesToMixRuns) {
   EXPECT_EQ(elsewhere.step(), 3);
 }
 
+// A validation split with fewer windows than one global batch (but one a
+// rank) is validated whole, each time, in one batch of what there is.
+TEST(TrainingLoop, AValidationSplitSmallerThanABatchIsValidatedWhole) {
+  TinyRun run;  // 4000 validation tokens: 3 windows of 1001, fewer than the batch of 8
+  std::ostringstream log;
+  Trainer trainer(run.config({"--data.seq_len=1000", "--training.steps=2", "--validation.every=1"}), log);
+  trainer.run();
+  EXPECT_NE(log.str().find("validation: data.val_shards holds 3 windows of data.seq_len + 1 tokens, fewer than one "
+                           "global batch of 8; each validation takes 3 of them (3 a rank)"),
+            std::string::npos)
+      << log.str();
+  std::ifstream in(run.dir() / "out" / "metrics.jsonl");
+  int validations = 0;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record["kind"] == "val") {
+      ++validations;
+      EXPECT_TRUE(std::isfinite(record.at("loss").get<double>())) << line;
+    }
+  }
+  EXPECT_EQ(validations, 2) << log.str();
+}
+
 // A split too short for one global batch stops the run before step 1 with an
 // error that names the keys, and so does a validation set with a token outside
 // the vocabulary (the validation split is otherwise first read at the first
@@ -337,7 +360,8 @@ TEST(TrainingLoop, SplitsTooShortForABatchAreRefusedBeforeStepOne) {
         EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
     }
   };
-  refused({"--data.seq_len=1000"}, "data.val_shards holds 3 windows of data.seq_len + 1 = 1001 tokens");
+  refused({"--data.seq_len=5000", "--training.local_batch_size=4"},
+          "data.val_shards holds 0 windows of data.seq_len + 1 = 5001 tokens");
   refused({"--data.seq_len=1000", "--training.local_batch_size=31"}, "data.train_shards holds 30 windows");
   // A token outside the vocabulary in the validation set: refused before step 1 too.
   std::vector<std::int32_t> tokens = testing::rule_tokens(4000, 3);

@@ -1,21 +1,26 @@
 #include "flashtrain/trainer/auto_batch.h"
 
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "token_loss.h"
 #include "flashtrain/data/tasks.h"
 #include "flashtrain/distributed/collectives.h"
 #include "flashtrain/trainer/batch_probe.h"
+#include "flashtrain/trainer/device_step.h"
+#include "flashtrain/trainer/graph_capture.h"
 #include "flashtrain/trainer/model_factory.h"
 #include "flashtrain/trainer/task_setup.h"
 
@@ -24,34 +29,59 @@ namespace {
 
 namespace allocator = c10::cuda::CUDACachingAllocator;
 
-// Whether a torch error is the GPU running out of memory: the caching
-// allocator's OutOfMemoryError, or a library that failed to allocate its workspace.
-bool is_out_of_memory(const c10::Error& e) {
-  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
-  const std::string what = e.what_without_backtrace();
-  return what.find("out of memory") != std::string::npos || what.find("ALLOC_FAILED") != std::string::npos;
+// A synthetic batch of the run's shape: token ids count up (mod the
+// vocabulary), so no generator is touched.
+std::pair<torch::Tensor, torch::Tensor> synthetic_batch(torch::Device device, std::int64_t batch,
+                                                        std::int64_t context, std::int64_t vocab_size) {
+  const torch::Tensor tokens = torch::arange(batch * (context + 1), torch::TensorOptions(torch::kLong).device(device))
+                                   .remainder(vocab_size)
+                                   .reshape({batch, context + 1});
+  return {tokens.narrow(1, 0, context).contiguous(), tokens.narrow(1, 1, context).contiguous()};
 }
 
-// One forward and backward pass of the training step (Trainer's eager step, with
-// the same autocast and loss) on a synthetic batch; the peak bytes allocated
-// on the GPU, or nullopt when it ran out of memory. Leaves no gradients and
-// an empty cache behind.
-std::optional<std::int64_t> measure_peak(models::LanguageModelImpl& model, torch::Device device, bool bf16,
-                                         std::int64_t batch, std::int64_t context, std::int64_t vocab_size) {
+// One forward and backward pass of the training step (Trainer's step, with
+// the same autocast and loss) on a synthetic batch, on the current stream.
+void forward_backward(models::LanguageModelImpl& model, const torch::Tensor& inputs, const torch::Tensor& targets,
+                      bool bf16) {
+  summed_token_loss(forward_logits(model, inputs, bf16), targets).backward();
+}
+
+// The eager pass's peak bytes allocated on the GPU, or nullopt when it ran
+// out of memory. Leaves no gradients and an empty cache behind.
+std::optional<std::int64_t> measure_eager_peak(models::LanguageModelImpl& model, torch::Device device, bool bf16,
+                                               std::int64_t batch, std::int64_t context, std::int64_t vocab_size) {
   const c10::DeviceIndex index = device.index();
   std::optional<std::int64_t> peak;
   allocator::emptyCache();
   allocator::resetPeakStats(index);
   try {
-    // Token ids count up (mod the vocabulary): no generator is touched.
-    const torch::Tensor tokens = torch::arange(batch * (context + 1), torch::TensorOptions(torch::kLong).device(device))
-                                     .remainder(vocab_size)
-                                     .reshape({batch, context + 1});
-    const torch::Tensor inputs = tokens.narrow(1, 0, context).contiguous();
-    const torch::Tensor targets = tokens.narrow(1, 1, context).contiguous();
-    summed_token_loss(forward_logits(model, inputs, bf16), targets).backward();
+    const auto [inputs, targets] = synthetic_batch(device, batch, context, vocab_size);
+    forward_backward(model, inputs, targets, bf16);
     torch::cuda::synchronize(index);
     peak = allocator::getDeviceStats(index).allocated_bytes[0].peak;  // [0]: all pools
+  } catch (const c10::Error& e) {
+    if (!is_out_of_memory(e)) throw;
+  }
+  model.zero_grad(/*set_to_none=*/true);
+  allocator::emptyCache();
+  return peak;
+}
+
+// The captured pass (training.cuda_graph): what stays allocated outside the
+// graph (the model, the batch) plus the private pool its capture reserved,
+// as DeviceStep holds them while it replays; nullopt when it ran out of
+// memory. Call after an eager pass on the same stream (the warm-up a capture
+// needs: cuBLAS handles, the kernels' one-time setup).
+std::optional<std::int64_t> measure_graphed_peak(models::LanguageModelImpl& model, torch::Device device, bool bf16,
+                                                 std::int64_t batch, std::int64_t context, std::int64_t vocab_size) {
+  std::optional<std::int64_t> peak;
+  allocator::emptyCache();
+  try {
+    const auto [inputs, targets] = synthetic_batch(device, batch, context, vocab_size);
+    const std::int64_t outside = allocator::getDeviceStats(device.index()).allocated_bytes[0].current;
+    at::cuda::CUDAGraph graph;
+    peak = outside + capture_graph(graph, [&] { forward_backward(model, inputs, targets, bf16); });
+    model.zero_grad(/*set_to_none=*/true);  // the gradients live in the graph's pool
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;
   }
@@ -71,7 +101,11 @@ GpuProbe probe_gpu(const config::ResolvedConfig& resolved, torch::Device device,
   const config::Config& c = resolved.config;
   const bool bf16 = c.training.mixed_precision == "bf16";
   const std::int64_t context = train_context(c);
+  const bool graphed = step_is_graphed(c, device);
   const c10::cuda::CUDAGuard guard(device);
+  // A capture needs a stream other than the default one; the eager pass runs
+  // there too, as DeviceStep's warm-up steps do.
+  const c10::cuda::CUDAStreamGuard on_side_stream(c10::cuda::getStreamFromPool(false, device.index()));
   GpuProbe probe;
   {
     models::LanguageModel model = build_model(resolved, vocab_size, device);
@@ -91,7 +125,14 @@ GpuProbe probe_gpu(const config::ResolvedConfig& resolved, torch::Device device,
 
     try {
       probe.result = probe_local_batch(per_rank, kMaxProbedBatch, probe.budget, [&](std::int64_t batch) {
-        return measure_peak(*model, device, bf16, batch, context, vocab_size);
+        // The warm-up steps run eagerly, the rest as the graph: the larger of the two.
+        std::optional<std::int64_t> peak = measure_eager_peak(*model, device, bf16, batch, context, vocab_size);
+        if (peak && graphed) {
+          const std::optional<std::int64_t> graph = measure_graphed_peak(*model, device, bf16, batch, context,
+                                                                         vocab_size);
+          peak = graph ? std::max(*peak, *graph) : graph;
+        }
+        return peak;
       });
     } catch (const std::runtime_error& e) {
       probe.error = e.what();

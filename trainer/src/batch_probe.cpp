@@ -67,7 +67,7 @@ std::string describe_probe(const ProbeResult& result, const ProbeBudget& budget)
     if (!a.peak_bytes) {
       text += " out of memory";
     } else if (a.fits) {
-      text += " fits with " + format_gib(*a.peak_bytes) + " peak";
+      text += " fits with " + format_gib(*a.peak_bytes + budget.optimizer_state_bytes) + " peak";
     } else {
       // "90.1 GiB of 79.2": the GiB of the budget without its unit.
       std::string available = format_gib(budget.available_bytes);

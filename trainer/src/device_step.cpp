@@ -1,6 +1,5 @@
 #include "flashtrain/trainer/device_step.h"
 
-#include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -15,31 +14,26 @@
 #include "token_loss.h"
 #include "flashtrain/data/tasks.h"
 #include "flashtrain/distributed/reducer.h"
+#include "flashtrain/trainer/graph_capture.h"
 
 namespace flashtrain::trainer {
 namespace {
-
-// Restores autocast's weight-cast cache on leaving a capture. A capture must
-// not reuse casts made outside it, and casts it makes would outlive the
-// capture in the cache.
-class AutocastCacheOff {
- public:
-  AutocastCacheOff() : was_enabled_(at::autocast::is_autocast_cache_enabled()) {
-    at::autocast::set_autocast_cache_enabled(false);
-  }
-  ~AutocastCacheOff() { at::autocast::set_autocast_cache_enabled(was_enabled_); }
-  AutocastCacheOff(const AutocastCacheOff&) = delete;
-  AutocastCacheOff& operator=(const AutocastCacheOff&) = delete;
-
- private:
-  bool was_enabled_;
-};
 
 torch::Tensor scalar_on(torch::Device device, torch::Dtype dtype) {
   return torch::zeros({}, torch::TensorOptions(dtype).device(device));
 }
 
 }  // namespace
+
+std::string cuda_graph_blocker(const config::Config& config, torch::Device device) {
+  if (!device.is_cuda()) return "training runs on the CPU";
+  if (config.debug.anomaly_detection) return "debug.anomaly_detection checks every op from the host";
+  return "";
+}
+
+bool step_is_graphed(const config::Config& config, torch::Device device) {
+  return config.training.cuda_graph != "off" && cuda_graph_blocker(config, device).empty();
+}
 
 DeviceStep::DeviceStep(models::LanguageModelImpl& model, torch::optim::AdamW& optimizer,
                        DeviceStepOptions options)
@@ -97,23 +91,25 @@ DeviceStep::DeviceStep(models::LanguageModelImpl& model, torch::optim::AdamW& op
 DeviceStep::~DeviceStep() = default;
 
 void DeviceStep::stage(const std::vector<Batch>& micro_batches, std::int64_t scored_tokens, double lr) {
-  if (inputs_.empty()) {
+  if (staged_inputs_.empty()) {
     for (const Batch& batch : micro_batches) {
-      inputs_.push_back(torch::empty_like(batch.inputs));
-      targets_.push_back(torch::empty_like(batch.targets));
+      staged_inputs_.push_back(torch::empty_like(batch.inputs));
+      staged_targets_.push_back(torch::empty_like(batch.targets));
     }
+    inputs_ = staged_inputs_;
+    targets_ = staged_targets_;
   }
-  if (micro_batches.size() != inputs_.size())
+  if (micro_batches.size() != staged_inputs_.size())
     throw std::runtime_error("DeviceStep: " + std::to_string(micro_batches.size()) + " micro-batches where the " +
-                             "first step had " + std::to_string(inputs_.size()));
+                             "first step had " + std::to_string(staged_inputs_.size()));
   for (std::size_t i = 0; i < micro_batches.size(); ++i) {
     const Batch& batch = micro_batches[i];
-    if (batch.inputs.sizes() != inputs_[i].sizes() || batch.targets.sizes() != targets_[i].sizes())
+    if (batch.inputs.sizes() != staged_inputs_[i].sizes() || batch.targets.sizes() != staged_targets_[i].sizes())
       throw std::runtime_error("DeviceStep: a batch of shape " + c10::str(batch.inputs.sizes()) +
-                               " where the first step had " + c10::str(inputs_[i].sizes()) +
+                               " where the first step had " + c10::str(staged_inputs_[i].sizes()) +
                                "; a CUDA graph needs the same shapes every step (training.cuda_graph = off)");
-    inputs_[i].copy_(batch.inputs, /*non_blocking=*/true);
-    targets_[i].copy_(batch.targets, /*non_blocking=*/true);
+    staged_inputs_[i].copy_(batch.inputs, /*non_blocking=*/true);
+    staged_targets_[i].copy_(batch.targets, /*non_blocking=*/true);
   }
   lr_.fill_(lr);
   scored_.fill_(double(scored_tokens));
@@ -140,9 +136,58 @@ void DeviceStep::forward_backward() {
     // Only the last micro-step's backward communicates, where it does.
     if (reducer) reducer->prepare_for_backward(/*sync=*/!allreduce_between_graphs() && i + 1 == inputs_.size());
     const torch::Tensor loss = summed_token_loss(forward_logits(model_, inputs_[i], options_.bf16), targets_[i]);
+    if (i == 0 && !capturing_) throw_injected_out_of_memory(options_.inject_out_of_memory.steps, "a step");
     (loss / normaliser_).backward();
     loss_sum_ += loss.detach().to(torch::kDouble);
   }
+}
+
+void DeviceStep::throw_injected_out_of_memory(int& remaining, const char* where) {
+  if (remaining <= 0) return;
+  --remaining;
+  TORCH_CHECK_WITH(OutOfMemoryError, false, "CUDA out of memory (injected into ", where, " by a fault test)");
+}
+
+void DeviceStep::split_micro_batches() {
+  parts_ *= 2;
+  inputs_.clear();
+  targets_.clear();
+  for (std::size_t i = 0; i < staged_inputs_.size(); ++i) {
+    for (const torch::Tensor& part : staged_inputs_[i].chunk(parts_)) inputs_.push_back(part);
+    for (const torch::Tensor& part : staged_targets_[i].chunk(parts_)) targets_.push_back(part);
+  }
+}
+
+void DeviceStep::run_eagerly() {
+  sum_scored_over_ranks();
+  for (;;) {
+    try {
+      forward_backward();
+      break;
+    } catch (const c10::Error& e) {
+      if (!is_out_of_memory(e)) throw;
+      const std::int64_t sequences = staged_inputs_.front().size(0) / parts_;
+      if (options_.reducer)
+        throw std::runtime_error(std::string("out of memory in the training step (data parallel: the ranks cannot "
+                                             "change the step together); set training.local_batch_size below ") +
+                                 std::to_string(sequences) + " or training.local_batch_size = auto: " +
+                                 e.what_without_backtrace());
+      if (sequences < 2)
+        throw std::runtime_error(std::string("out of memory in the training step even with one sequence at a "
+                                             "time; the model does not fit this GPU at this context: ") +
+                                 e.what_without_backtrace());
+      optimizer_.zero_grad(/*set_to_none=*/true);
+      c10::cuda::CUDACachingAllocator::emptyCache();
+      split_micro_batches();
+      if (options_.notice)
+        options_.notice("out of memory in the step with micro-batches of " + std::to_string(sequences) +
+                        " sequences: each now runs as " + std::to_string(parts_) + " parts of about " +
+                        std::to_string(sequences / 2) +
+                        " (gradient accumulation: the same update); a smaller training.local_batch_size starts so");
+    }
+  }
+  reduce_over_ranks();
+  update();
 }
 
 void DeviceStep::reduce_over_ranks() {
@@ -185,18 +230,49 @@ void DeviceStep::update() {
                               found_inf.to(torch::kDouble)}));
 }
 
-void DeviceStep::replay(std::size_t index, const std::function<void()>& phase) {
+bool DeviceStep::replay(std::size_t index, const std::function<void()>& phase) {
   if (graphs_.size() <= index) {
+    const c10::DeviceIndex device = stream_->device_index();
+    // The eager steps' cached blocks are of no use to the graph's private
+    // pool: give them back first (gradients included, which the captured
+    // backward allocates anew), so that the GPU holds one step's memory, not two.
+    if (!options_.reducer) optimizer_.zero_grad(/*set_to_none=*/true);  // a reducer's buckets stay
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    auto graph = std::make_unique<at::cuda::CUDAGraph>();
+    capturing_ = true;
+    try {
+      graph_pool_bytes_ += capture_graph(*graph, [&] {
+        phase();
+        throw_injected_out_of_memory(options_.inject_out_of_memory.captures, "the capture");
+      });
+      capturing_ = false;
+    } catch (const c10::Error& e) {
+      capturing_ = false;
+      if (!is_out_of_memory(e)) throw;
+      if (options_.reducer)
+        throw std::runtime_error(std::string("out of memory while capturing the training step's CUDA graph "
+                                             "(data parallel: the ranks cannot change the step together); set "
+                                             "training.cuda_graph = off or a smaller training.local_batch_size: ") +
+                                 e.what_without_backtrace());
+      graph.reset();
+      graphs_.clear();
+      graph_pool_bytes_ = 0;
+      graph_failed_ = true;
+      optimizer_.zero_grad(/*set_to_none=*/true);  // gradients the failed capture left in its pool
+      c10::cuda::CUDACachingAllocator::emptyCache();
+      if (options_.notice)
+        options_.notice("cuda graph: the capture ran out of memory; the steps run eagerly from here "
+                        "(training.cuda_graph = off starts so)");
+      return false;
+    }
     graphs_.resize(index + 1);
-    graphs_[index] = std::make_unique<at::cuda::CUDAGraph>();
-    AutocastCacheOff no_cast_cache;
-    // Thread-local: the capture forbids this thread's unsafe CUDA calls, not
-    // those of others (the batch producer, the communicator's watchdog).
-    graphs_[index]->capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
-    phase();
-    graphs_[index]->capture_end();
+    graphs_[index] = std::move(graph);
+    // The capture's allocations are the pool's now: the peak from here on is
+    // the eager allocations beside the pool (graph_pool_bytes()).
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device);
   }
   graphs_[index]->replay();
+  return true;
 }
 
 void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, std::int64_t scored_tokens, double lr) {
@@ -220,16 +296,16 @@ void DeviceStep::enqueue(const std::vector<Batch>& micro_batches, std::int64_t s
     reduce_over_ranks();
     update();
   };
-  if (!options_.graph || eager_steps_run_ < kEagerSteps) {
-    whole_step();
+  if (!options_.graph || graph_failed_ || eager_steps_run_ < kEagerSteps) {
+    run_eagerly();
     ++eager_steps_run_;
-  } else if (allreduce_between_graphs()) {
+  } else if (allreduce_between_graphs()) {  // data parallel: a failed capture throws
     sum_scored_over_ranks();
     replay(0, [this] { forward_backward(); });
     reduce_over_ranks();
     replay(1, [this] { update(); });
-  } else {
-    replay(0, whole_step);
+  } else if (!replay(0, whole_step)) {
+    run_eagerly();
   }
   queued_reports_.push_back(report_.clone());  // the graph overwrites report_ next step
   if (options_.reducer && report_.is_cuda()) {

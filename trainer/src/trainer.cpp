@@ -143,6 +143,9 @@ struct Trainer::Impl {
 
   config::ResolvedConfig resolved;
   const config::Config& config;
+  // Where the validation batches come from: the config, or (a split of fewer
+  // windows than one global batch) the config with one batch of what there is.
+  config::Config validation_config;
   std::ostream& log;
   World world;
   // Rank 0 holds the run folder: a second run there stops at once.
@@ -235,10 +238,31 @@ void Trainer::Impl::build() {
   // cannot fill a batch or holds a token outside the vocabulary stops the run
   // now, not at the first validation after the training it wasted. (A task's
   // batches are generated: nothing to check.)
+  validation_config = config;
   if (config.validation.every > 0 && config.data.task.empty()) {
-    const std::unique_ptr<BatchSource> validation = open_split(
-        resolved, "val", [&] { return make_validation_batches(config, vocab_size, device, world.rank, world.size); });
-    for (std::int64_t i = validation_batches_per_rank(config, world.size); i > 0; --i) validation->next();
+    const auto open_validation = [&] {
+      return open_split(resolved, "val", [&] {
+        return make_validation_batches(validation_config, vocab_size, device, world.rank, world.size);
+      });
+    };
+    std::unique_ptr<BatchSource> validation;
+    try {
+      validation = make_validation_batches(validation_config, vocab_size, device, world.rank, world.size);
+    } catch (const data::TooFewWindows& e) {
+      // Too few windows for one global batch (a small split at a long
+      // context): each validation takes the windows there are, one batch a
+      // rank. Fewer than one a rank is the config error open_split names.
+      const std::int64_t per_rank = std::min(config.training.local_batch_size, e.windows / world.size);
+      if (per_rank < 1) open_validation();  // throws the located config error
+      validation_config.training.local_batch_size = per_rank;
+      validation_config.training.global_batch_size = per_rank * world.size;
+      validation_config.validation.steps = 1;
+      log << "validation: data.val_shards holds " << e.windows << " windows of data.seq_len + 1 tokens, fewer than "
+          << "one global batch of " << e.global_batch << "; each validation takes " << per_rank * world.size
+          << " of them (" << per_rank << " a rank)\n";
+      validation = open_validation();
+    }
+    for (std::int64_t i = validation_batches_per_rank(validation_config, world.size); i > 0; --i) validation->next();
   }
   tokens_per_step = accumulation * config.training.local_batch_size * train_context(config) * world.size;
   if (world.distributed()) {
@@ -262,16 +286,19 @@ void Trainer::Impl::build() {
 void Trainer::Impl::choose_step_mode() {
   const std::string& mode = config.training.cuda_graph;
   if (mode == "off") return;
-  std::string why_not;
-  if (!device.is_cuda()) why_not = "training runs on the CPU";
-  else if (config.debug.anomaly_detection) why_not = "debug.anomaly_detection checks every op from the host";
+  const std::string why_not = cuda_graph_blocker(config, device);
   if (!why_not.empty()) {
     if (mode == "on") throw resolved.error_at({"training.cuda_graph"}, "training.cuda_graph = on, but " + why_not);
     if (device.is_cuda()) log << "cuda graph: off (" << why_not << ")\n";
     return;
   }
-  device_step_options = DeviceStepOptions{bf16, config.training.grad_clip, /*graph=*/true, reducer.get(),
-                                          config.parallelism.allreduce_in_graph};
+  DeviceStepOptions& options = device_step_options.emplace();
+  options.bf16 = bf16;
+  options.grad_clip = config.training.grad_clip;
+  options.graph = true;
+  options.reducer = reducer.get();
+  options.allreduce_in_graph = config.parallelism.allreduce_in_graph;
+  options.notice = [this](const std::string& line) { log << line << std::endl; };
 }
 
 namespace {
@@ -605,9 +632,12 @@ void Trainer::Impl::log_progress(const StepReport& r) {
   // tokens/s counts every rank; the peak is one GPU's.
   if (peak_flops) line.mfu = flops_per_token * tokens_per_second / (*peak_flops * world.size);
   if (device.is_cuda()) {
-    // The peak since the previous line (the allocator's peak is reset below).
+    // The peak since the previous line (the allocator's peak is reset below)
+    // of the tensors outside a graph, and the graph's pool, which replays use
+    // without the allocator seeing it.
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    line.memory_gib = double(stats.allocated_bytes[0].peak) / double(1 << 30);  // [0]: all pools
+    const std::int64_t graph_pool = device_step ? device_step->graph_pool_bytes() : 0;
+    line.memory_gib = double(stats.allocated_bytes[0].peak + graph_pool) / double(1 << 30);  // [0]: all pools
     c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
   }
   line.skipped_steps = guard.total();
@@ -646,7 +676,7 @@ EvalResult Trainer::Impl::evaluate_on(BatchSource& batches) {
   // Each rank evaluates its slice of the validation set; the sums over ranks
   // are those of one process evaluating all of it.
   EvalOptions options;
-  options.batches = validation_batches_per_rank(config, world.size);
+  options.batches = validation_batches_per_rank(validation_config, world.size);
   options.bf16 = bf16;
   options.answer_tokens = answer_tokens;
   EvalSums sums = evaluate_sums(*model, batches, options);
@@ -670,7 +700,7 @@ void add_task_scores(nlohmann::json& record, const EvalResult& result) {
 EvalResult Trainer::Impl::validate() {
   const auto start = Clock::now();
   const EvalResult result =
-      evaluate_on(*make_validation_batches(config, vocab_size, device, world.rank, world.size));
+      evaluate_on(*make_validation_batches(validation_config, vocab_size, device, world.rank, world.size));
   last_validated_step = progress.step;
 
   char text[256];

@@ -5,15 +5,19 @@
 // The candidates are powers of two that divide the global batch per rank (so
 // the accumulation steps stay whole), from the largest up to a cap down to 1.
 // On a GPU the probe measures each candidate's peak memory for one forward
-// and backward pass, largest first, and takes the first that fits:
+// and backward pass of the step that will run (eager, and where the step is a
+// CUDA graph also its capture: the tensors outside the graph plus the graph's
+// private pool; the larger of the two), largest first, and takes the first
+// that fits:
 //
 //   peak x kProbeMemoryMargin + optimizer state <= the memory the GPU has
 //
 // The margin (10%) covers what one pass does not show: allocator
-// fragmentation over many steps, the CUDA graph's private pool, validation.
-// The optimizer state (AdamW's two fp32 moments per parameter) does not exist
-// yet when the probe runs; its size is known and added. Gradients are in the
-// measured peak (backward allocates them).
+// fragmentation over many steps, validation. The optimizer state (AdamW's two
+// fp32 moments per parameter) does not exist yet when the probe runs; its size
+// is known and added. Gradients are in the measured peak (backward allocates
+// them). The peak a description prints includes the optimizer state: the
+// number the progress line's `mem` shows while training.
 #pragma once
 
 #include <cstdint>

@@ -28,6 +28,17 @@
 // collect() and to stay at most kStepsInFlight steps ahead, so a dead rank ends
 // the run with its name instead of a hang inside a replay.
 //
+// Memory. Before the capture the eager steps' cached blocks are given back
+// (the graph's private pool cannot use them), so the captured step needs about
+// what an eager one does, not both; graph_pool_bytes() is that pool, which the
+// allocator's peak no longer sees once the replays run. Out of memory in one
+// process: a capture that runs out ends, and the steps run eagerly from then
+// on; an eager forward+backward that runs out runs again with each
+// micro-batch split in two (gradient accumulation, the same update), down to
+// single sequences. Each fallback is said once through options.notice. Data
+// parallel, the ranks could not agree on a fallback mid-step: out of memory
+// is an error naming the setting to change.
+//
 // The optimizer's state stays in torch::optim::AdamW (its moments are the
 // tensors updated here), so checkpoints are those of the eager loop; call
 // sync_optimizer_state() before reading the state.
@@ -42,8 +53,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "flashtrain/config/config.h"
 #include "flashtrain/models/language_model.h"
 #include "flashtrain/trainer/batch_source.h"
 
@@ -57,6 +70,13 @@ class Reducer;
 
 namespace flashtrain::trainer {
 
+// Why the training step cannot be a CUDA graph on `device` under `config`
+// ("" where it can): training on the CPU, or debug.anomaly_detection.
+std::string cuda_graph_blocker(const config::Config& config, torch::Device device);
+
+// Whether the run's step is a graph: training.cuda_graph is not off and nothing blocks it.
+bool step_is_graphed(const config::Config& config, torch::Device device);
+
 struct DeviceStepOptions {
   bool bf16 = false;       // autocast to bf16 around the forward
   double grad_clip = 0.0;  // clip the global gradient norm to this; 0: measure only
@@ -67,6 +87,15 @@ struct DeviceStepOptions {
   // With a reducer and a graph: the all-reduces inside the one graph of the
   // step, or eagerly between a graph of forward+backward and one of the update.
   bool allreduce_in_graph = true;
+  // Told each fallback (see the top), one line without a newline; may be empty.
+  std::function<void(const std::string&)> notice;
+  // For fault tests: the next `captures` captures and the next `steps` eager
+  // forward+backward passes run out of memory (an OutOfMemoryError thrown
+  // after the first micro-batch's forward).
+  struct {
+    int captures = 0;
+    int steps = 0;
+  } inject_out_of_memory;
 };
 
 struct DeviceStepResult {
@@ -111,6 +140,11 @@ class DeviceStep {
   void sync_optimizer_state();
 
   bool captured() const { return !graphs_.empty(); }
+  // The bytes the graphs' private pools hold (0 before the capture, or after
+  // a capture ran out of memory).
+  std::int64_t graph_pool_bytes() const { return graph_pool_bytes_; }
+  // Each micro-batch runs as this many parts (1 unless a step ran out of memory).
+  std::int64_t micro_batch_parts() const { return parts_; }
 
  private:
   struct Group {
@@ -124,8 +158,16 @@ class DeviceStep {
   void forward_backward();
   void reduce_over_ranks();
   void update();
+  // The whole step eagerly, forward+backward again with smaller parts where it
+  // runs out of memory (one process).
+  void run_eagerly();
   // Runs `phase` as the graph graphs_[index], capturing it on the first call.
-  void replay(std::size_t index, const std::function<void()>& phase);
+  // False: the capture ran out of memory (one process); the graphs are gone,
+  // nothing of `phase` ran, and the caller runs the step eagerly.
+  bool replay(std::size_t index, const std::function<void()>& phase);
+  // Splits every micro-batch's buffers into twice as many parts.
+  void split_micro_batches();
+  void throw_injected_out_of_memory(int& remaining, const char* where);
   // Waits, watched by the communicator, for the end of queued step `index`.
   void wait_for_step(std::size_t index);
   bool allreduce_between_graphs() const { return options_.reducer && !options_.allreduce_in_graph; }
@@ -137,8 +179,11 @@ class DeviceStep {
   std::vector<Group> groups_;
   std::int64_t adam_steps_ = 0;  // updates taken, as the step tensors count them
 
-  // Fixed buffers: the graph reads and writes these addresses.
-  std::vector<torch::Tensor> inputs_, targets_;
+  // Fixed buffers: the graph reads and writes these addresses. staged_*: one
+  // per micro-batch; inputs_, targets_: the parts the passes run (views of
+  // the staged ones, parts_ per micro-batch).
+  std::vector<torch::Tensor> staged_inputs_, staged_targets_, inputs_, targets_;
+  std::int64_t parts_ = 1;
   torch::Tensor lr_, scored_, normaliser_, loss_sum_, report_;
   std::vector<torch::Tensor> queued_reports_;  // a copy of report_ per queued step
   // Data parallel on a GPU: each queued step's end, and how many of them the
@@ -151,6 +196,9 @@ class DeviceStep {
   std::optional<c10::cuda::CUDAStream> stream_;
   // One graph of the whole step, or of forward+backward and of the update.
   std::vector<std::unique_ptr<at::cuda::CUDAGraph>> graphs_;
+  std::int64_t graph_pool_bytes_ = 0;
+  bool graph_failed_ = false;  // a capture ran out of memory: eager from then on
+  bool capturing_ = false;
 };
 
 }  // namespace flashtrain::trainer
