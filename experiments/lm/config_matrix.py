@@ -7,7 +7,9 @@ its lengths being its own. One run per GPU at a time. For each run: the exit
 status, the micro-batch auto chose and its probe line, the last progress
 line's tokens/s and mem, and every fallback the trainer announced (a capture
 or a step out of memory, a validation split smaller than one batch). Writes
-config_matrix.json and config_matrix.txt into --out.
+config_matrix.json and config_matrix.txt into --out, keeping the runs of an
+earlier invocation there that this one did not repeat (so the matrix can be
+run a few configs at a time).
 
     python3 experiments/lm/config_matrix.py --flashtrain build/trainer/flashtrain
         [--gpus 0,1] [--steps 20] [--seq-lens 1024,4096,16384] [--configs lstm_12head,...]
@@ -106,12 +108,20 @@ def main(argv=None):
         t.start()
     for t in threads:
         t.join()
+    # Runs of an earlier invocation into the same --out (other configs) are kept.
+    earlier = os.path.join(args.out, "config_matrix.json")
+    if os.path.isfile(earlier):
+        with open(earlier) as f:
+            previous = json.load(f)
+        if previous.get("steps") == args.steps:
+            names = {r["run"] for r in results}
+            results += [r for r in previous["runs"] if r["run"] not in names]
     results.sort(key=lambda r: (r["config"], r["seq_len"] or 0))
     import torch  # the GPU's name, as the other experiments record it
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "config_matrix.json.tmp"), "w") as f:
-        json.dump({"device": device, "steps": args.steps, "command": " ".join(sys.argv), "runs": results}, f,
+        json.dump({"device": device, "steps": args.steps, "command": "python3 experiments/lm/config_matrix.py " + " ".join(sys.argv[1:]), "runs": results}, f,
                   indent=1)
     os.replace(os.path.join(args.out, "config_matrix.json.tmp"), os.path.join(args.out, "config_matrix.json"))
     table = [f"{args.steps} steps of each config on one {device} (its own batch settings; small offline corpus)",
