@@ -29,7 +29,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, ".data", "corpus-small")
 # Lines of the trainer's log a reader of the matrix needs.
-FALLBACK = re.compile(r"out of memory|runs eagerly|validation: data\.val_shards holds")
+FALLBACK = re.compile(r"^(?!local batch:).*(out of memory|runs eagerly|validation: data\.val_shards holds)")
 PROGRESS = re.compile(r"step\s+(\d+)/\d+.*?([\d.]+[kM]?) tok/s(?:.*?mem ([\d.]+) GiB)?")
 
 
@@ -66,6 +66,31 @@ def summarize(run, log_text, status, seconds):
                 fallbacks=[l.strip() for l in lines if FALLBACK.search(l)], errors=errors)
 
 
+def short(line):
+    """A fallback line as the table shows it."""
+    m = re.match(r"validation: data\.val_shards holds (\d+) windows.*each validation takes (\d+)", line)
+    return f"validation on all {m.group(1)} windows" if m else line
+
+
+def write_table(out):
+    """config_matrix.txt from config_matrix.json in `out`; returns the text."""
+    with open(os.path.join(out, "config_matrix.json")) as f:
+        matrix = json.load(f)
+    table = [f"{matrix['steps']} steps of each config on one {matrix['device']} (its own batch settings; "
+             f"small offline corpus)",
+             f"{'run':20} {'exit':>4} {'micro-batch':>11} {'tok/s':>8} {'mem GiB':>8}  fallbacks"]
+    for r in matrix["runs"]:
+        batch = re.search(r"auto -> (\d+)", r["local_batch"])
+        fallbacks = [short(l) for l in r["fallbacks"] if not l.startswith("local batch:")]
+        table.append(f"{r['run']:20} {r['exit']:>4} {batch.group(1) if batch else 'fixed':>11} "
+                     f"{r['tokens_per_second']:>8} {r['mem_gib'] if r['mem_gib'] is not None else '-':>8}  "
+                     f"{'; '.join(fallbacks) or '-'}")
+    text = "\n".join(table) + "\n"
+    with open(os.path.join(out, "config_matrix.txt"), "w") as f:
+        f.write(text)
+    return text
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flashtrain", default=os.path.join(REPO, "build", "trainer", "flashtrain"))
@@ -76,7 +101,11 @@ def main(argv=None):
         os.path.basename(p)[:-5] for p in glob.glob(os.path.join(REPO, "configs", "*.toml")))))
     parser.add_argument("--root", default="/tmp/flashtrain-config-matrix", help="the runs' dump folders")
     parser.add_argument("--out", default=os.path.join(REPO, "experiments", "results", "lm"))
+    parser.add_argument("--report-only", action="store_true", help="rewrite the table from --out's JSON")
     args = parser.parse_args(argv)
+    if args.report_only:
+        print(write_table(args.out))
+        return 0
     if not os.path.isfile(os.path.join(CORPUS, "tokenizer.model")):
         sys.exit(f"config_matrix: {CORPUS} missing (scripts/setup.sh builds it)")
     runs = runs_of([c for c in args.configs.split(",") if c], [int(t) for t in args.seq_lens.split(",")],
@@ -124,16 +153,7 @@ def main(argv=None):
         json.dump({"device": device, "steps": args.steps, "command": "python3 experiments/lm/config_matrix.py " + " ".join(sys.argv[1:]), "runs": results}, f,
                   indent=1)
     os.replace(os.path.join(args.out, "config_matrix.json.tmp"), os.path.join(args.out, "config_matrix.json"))
-    table = [f"{args.steps} steps of each config on one {device} (its own batch settings; small offline corpus)",
-             f"{'run':28} {'exit':>4} {'micro-batch':>11} {'tok/s':>8} {'mem GiB':>8}  fallbacks"]
-    for r in results:
-        batch = re.search(r"auto -> (\d+)", r["local_batch"])
-        table.append(f"{r['run']:28} {r['exit']:>4} {batch.group(1) if batch else 'fixed':>11} "
-                     f"{r['tokens_per_second']:>8} {r['mem_gib'] if r['mem_gib'] is not None else '-':>8}  "
-                     f"{'; '.join(r['fallbacks']) or '-'}")
-    with open(os.path.join(args.out, "config_matrix.txt"), "w") as f:
-        f.write("\n".join(table) + "\n")
-    print("\n".join(table))
+    print(write_table(args.out))
     return 0 if all(r["exit"] == 0 for r in results) else 1
 
 

@@ -329,8 +329,8 @@ TEST(TrainingLoop, AValidationSplitSmallerThanABatchIsValidatedWhole) {
   std::ostringstream log;
   Trainer trainer(run.config({"--data.seq_len=1000", "--training.steps=2", "--validation.every=1"}), log);
   trainer.run();
-  EXPECT_NE(log.str().find("validation: data.val_shards holds 3 windows of data.seq_len + 1 tokens, fewer than one "
-                           "global batch of 8; each validation takes 3 of them (3 a rank)"),
+  EXPECT_NE(log.str().find("validation: data.val_shards holds 3 windows of data.seq_len + 1 tokens, fewer than a "
+                           "batch of 8; each validation takes 3 of them (3 a rank)"),
             std::string::npos)
       << log.str();
   std::ifstream in(run.dir() / "out" / "metrics.jsonl");

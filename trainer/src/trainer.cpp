@@ -258,8 +258,8 @@ void Trainer::Impl::build() {
       validation_config.training.global_batch_size = per_rank * world.size;
       validation_config.validation.steps = 1;
       log << "validation: data.val_shards holds " << e.windows << " windows of data.seq_len + 1 tokens, fewer than "
-          << "one global batch of " << e.global_batch << "; each validation takes " << per_rank * world.size
-          << " of them (" << per_rank << " a rank)\n";
+          << "a batch of " << e.global_batch << "; each validation takes " << per_rank * world.size << " of them ("
+          << per_rank << " a rank)\n";
       validation = open_validation();
     }
     for (std::int64_t i = validation_batches_per_rank(validation_config, world.size); i > 0; --i) validation->next();
