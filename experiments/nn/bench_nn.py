@@ -3,7 +3,8 @@
 same module call on both sides: one dense layer of hidden units fed hidden
 units (batch first), fp16 and bf16, forward alone (no_grad) and forward +
 backward of a sum, padded batches and packed ones (lengths drawn in
-[T/2, T]). Each case first checks both outputs against torch.nn's in float32
+[T/2, T]; the PackedSequence made once, outside the timing). Each case first
+checks both outputs against torch.nn's in float32
 (TF32 off) with the same weights; then times each side with CUDA events, the
 median of --reps calls after warm-up (fewer, at least 5, where they would
 take over a second). Writes one JSON record per case.
@@ -26,7 +27,7 @@ import tempfile
 import time
 
 import torch
-from torch.nn.utils.rnn import pack_padded_sequence
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence
 
 import flashtrain.nn
 
@@ -78,7 +79,8 @@ def measure(kind, H, B, T, dtype_name, packed, reps, seed=0):
     theirs = getattr(torch.nn, name)(H, H, batch_first=True, device="cuda", dtype=dtype)
     theirs.load_state_dict(reference.state_dict())
     ours = getattr(flashtrain.nn, name).from_torch(theirs)
-    theirs.flatten_parameters()  # cuDNN's one weight buffer, so that it does not compact every call
+    for module in (reference, theirs):
+        module.flatten_parameters()  # cuDNN's one weight buffer, so that it does not compact every call
     x = torch.randn(B, T, H, device="cuda", dtype=dtype)
     lengths = None
     if packed:
@@ -96,14 +98,23 @@ def measure(kind, H, B, T, dtype_name, packed, reps, seed=0):
     if not record["checked"]:
         return record
 
-    x_grad = x.detach().clone().requires_grad_()
+    # The input is made once, outside the timing, a leaf that takes gradients:
+    # a module's cost, not that of packing (pack_padded_sequence's backward
+    # copies time step by time step on the host, ~10 ms at T 1024, the same for
+    # both sides).
+    given = make_input(x, lengths)
+    if packed:
+        given = PackedSequence(given.data.detach().requires_grad_(), given.batch_sizes, given.sorted_indices,
+                               given.unsorted_indices)
+    else:
+        given = given.detach().clone().requires_grad_()
     for side, module in (("ours", ours), ("cudnn", theirs)):
         def forward():
             with torch.no_grad():
-                module(make_input(x, lengths))
+                module(given)
 
         def forward_backward():
-            output_of(module(make_input(x_grad, lengths))).float().sum().backward()
+            output_of(module(given)).float().sum().backward()
         record[f"{side}_fw_ms"] = timed(forward, reps)
         record[f"{side}_fwbw_ms"] = timed(forward_backward, reps)
     for p in ("fw", "fwbw"):
