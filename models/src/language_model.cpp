@@ -109,6 +109,25 @@ ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
   return out;
 }
 
+ModelStepOutput LanguageModelImpl::forward_chunk(const torch::Tensor& tokens, const ModelState& state) {
+  check_tokens(tokens, 2, options_.vocab_size, "tokens");
+  if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
+  if (state.size() != blocks_.size()) {
+    throw InputError("model: the state has " + std::to_string(state.size()) + " entries for " +
+                     std::to_string(blocks_.size()) + " blocks; start from initial_state()");
+  }
+  ModelStepOutput out;
+  out.state.reserve(blocks_.size());
+  torch::Tensor h = embed_tokens(embedding_->weight, tokens);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    ChunkOutput chunk = blocks_[i]->forward_chunk(h, state[i]);
+    h = std::move(chunk.y);
+    out.state.push_back(std::move(chunk.state));
+  }
+  out.logits = logits({h.select(1, h.size(1) - 1), {}});
+  return out;
+}
+
 ModelState LanguageModelImpl::initial_state(int64_t batch) const {
   ModelState state;
   for (const ResidualBlock& block : blocks_)

@@ -133,6 +133,16 @@ StepOutput RecurrentMixer::forward_step(const torch::Tensor& x_t, const BlockSta
   return {output(h.flatten(1)), {{"states", carried_states(result, states)}}};
 }
 
+ChunkOutput RecurrentMixer::forward_chunk(const torch::Tensor& x, const BlockState& state) {
+  const int64_t batch = x.size(0);
+  const torch::Tensor& states = state_entry(
+      state, "states", {batch, layout_.states, num_heads_, head_dim_}, block_name(cell_));
+  const flashrnn::Result result =
+      flashrnn::flashrnn(gate_inputs(x), r_, b_, op_initial_states(states), op_options());
+  const torch::Tensor h = result.states_all.squeeze(0);  // [B, T, N, D]
+  return {output(h.flatten(2)), {{"states", carried_states(result, states)}}};
+}
+
 BlockState RecurrentMixer::initial_state(int64_t batch, const torch::TensorOptions& options) const {
   return {{"states", torch::zeros({batch, layout_.states, num_heads_, head_dim_}, options)}};
 }

@@ -129,6 +129,16 @@ StepOutput ResidualBlockImpl::forward_step(const torch::Tensor& x_t, const Block
   return {add_feed_forward(x_t, mixed.y).total(), std::move(mixed.state)};
 }
 
+ChunkOutput ResidualBlockImpl::forward_chunk(const torch::Tensor& x, const BlockState& state) {
+  if (!x.defined() || x.dim() != 3 || x.size(2) != d_model_ || x.size(1) < 1) {
+    throw InputError(block_name(kind_) + ": x must be [batch, time >= 1, " + std::to_string(d_model_) +
+                     "], got " + shape_of(x));
+  }
+  if (plain_) return mixer_->forward_chunk(x, state);
+  ChunkOutput mixed = mixer_->forward_chunk(mixer_norm_(x), state);
+  return {add_feed_forward(x, mixed.y).total(), std::move(mixed.state)};
+}
+
 BlockState ResidualBlockImpl::initial_state(int64_t batch,
                                             const torch::TensorOptions& options) const {
   return mixer_->initial_state(batch, options);

@@ -116,6 +116,29 @@ StepOutput SlstmMixer::forward_step(const torch::Tensor& x_in, const BlockState&
   return out;
 }
 
+ChunkOutput SlstmMixer::forward_chunk(const torch::Tensor& x_in, const BlockState& state) {
+  const torch::Tensor x = x_in.to(compute_dtype(x_in));
+  const int64_t batch = x.size(0), steps = x.size(1);
+  const torch::Tensor& states =
+      state_entry(state, "states", {batch, kStates, num_heads_, head_dim_}, kName);
+  ChunkOutput out;
+  torch::Tensor x_conv = x;
+  if (conv_) {
+    // The convolution over the carried window and the chunk: its outputs at
+    // the chunk's positions see the window as their left context.
+    const int64_t k = conv_->kernel_size() - 1;
+    const torch::Tensor& window = state_entry(state, "conv_window", {batch, k, d_model_}, kName);
+    const torch::Tensor joined = torch::cat({window.to(x.scalar_type()), x}, 1);
+    x_conv = conv_(joined).narrow(1, k, steps).to(x.scalar_type());
+    out.state["conv_window"] = joined.narrow(1, steps, k).to(window.scalar_type());
+  }
+  const flashrnn::Result result =
+      flashrnn::flashrnn(gate_inputs(x, x_conv), r_, b_, op_initial_states(states), op_options());
+  out.y = output(result.states_all.squeeze(0));  // h [B, T, N, D]
+  out.state["states"] = carried_states(result, states);
+  return out;
+}
+
 BlockState SlstmMixer::initial_state(int64_t batch, const torch::TensorOptions& options) const {
   // n = 0 marks the first step for the op (m starts from the first input gate).
   BlockState state{{"states", torch::zeros({batch, kStates, num_heads_, head_dim_}, options)}};

@@ -81,6 +81,36 @@ TEST(LanguageModel, StepByStepEqualsFullSequence) {
   }
 }
 
+// A chunk from any state (a prompt's prefill, then more of it) equals stepping
+// through its tokens: the last logits and every block's state.
+TEST(LanguageModel, AChunkEqualsSteppingThroughIt) {
+  torch::manual_seed(4);
+  LanguageModelOptions o = every_kind(true);
+  o.block.slstm.conv_kernel = 3;  // the carried convolution window too
+  LanguageModel model(o);
+  model->to(torch::kDouble);
+  perturb_parameters(*model, 0.2);
+  const int64_t batch = 2;
+  const torch::Tensor tokens = random_tokens(batch, 10, 11);
+  ModelState stepped = model->initial_state(batch);
+  ModelStepOutput last;
+  for (int64_t t = 0; t < 10; ++t) {
+    last = model->forward_step(tokens.select(1, t), stepped);
+    stepped = last.state;
+  }
+  // 4 tokens, then 6 more from the state the first 4 left.
+  const ModelStepOutput first = model->forward_chunk(tokens.narrow(1, 0, 4), model->initial_state(batch));
+  const ModelStepOutput rest = model->forward_chunk(tokens.narrow(1, 4, 6), first.state);
+  EXPECT_LT(max_abs_diff(rest.logits, last.logits), 1e-12);
+  EXPECT_LT(max_abs_diff(first.logits, model(tokens.narrow(1, 0, 4)).select(1, 3)), 1e-12);
+  ASSERT_EQ(rest.state.size(), stepped.size());
+  for (std::size_t i = 0; i < stepped.size(); ++i) {
+    ASSERT_EQ(rest.state[i].size(), stepped[i].size()) << "block " << i;
+    for (const auto& [key, value] : stepped[i])
+      EXPECT_LT(max_abs_diff(rest.state[i].at(key), value), 1e-12) << "block " << i << " " << key;
+  }
+}
+
 // recompute_layers changes where the ops' buffers come from, not a bit of the
 // logits or the gradients.
 TEST(LanguageModel, RecomputingLayersChangesNoResult) {

@@ -201,7 +201,17 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
     options.temperature = command.temperature;
     options.seed = command.seed;
     options.stop_token = tokenizer.eos_id();
-    const std::vector<std::int32_t> generated = generate(*loaded.model, prompt, options);
+    GenerationTimes times;
+    const std::vector<std::int32_t> generated = generate(*loaded.model, prompt, options, &times);
+    // On stderr: stdout is the text alone.
+    const auto rate = [](std::size_t tokens, double seconds) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%zu tokens in %.3f s (%.0f tok/s)", tokens, seconds,
+                    seconds > 0 ? double(tokens) / seconds : 0.0);
+      return std::string(text);
+    };
+    std::cerr << "prefill: " << rate(prompt.size(), times.prefill_seconds)
+              << "; decode: " << rate(generated.size(), times.decode_seconds) << std::endl;
     // Decoded together with the prompt: a piece's leading space survives only
     // inside a sequence.
     std::vector<std::int32_t> text(prompt.begin() + 1, prompt.end());

@@ -1,7 +1,9 @@
 #include "flashtrain/trainer/sampler.h"
 
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <random>
 #include <stdexcept>
 
@@ -26,7 +28,7 @@ std::int32_t draw(const torch::Tensor& logits, double temperature, std::mt19937_
 }  // namespace
 
 std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::vector<std::int32_t>& prompt,
-                                   const SampleOptions& options) {
+                                   const SampleOptions& options, GenerationTimes* times) {
   if (prompt.empty()) throw std::invalid_argument("generate: the prompt has no tokens");
   if (options.temperature < 0) throw std::invalid_argument("generate: temperature must be >= 0");
   const bool was_training = model.is_training();
@@ -37,13 +39,18 @@ std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::
     return torch::full({1}, std::int64_t(token), torch::TensorOptions(torch::kLong).device(device));
   };
 
-  models::ModelState state = model.initial_state(1);
-  torch::Tensor logits;
-  for (std::int32_t token : prompt) {
-    models::ModelStepOutput out = model.forward_step(token_tensor(token), state);
-    state = std::move(out.state);
-    logits = out.logits[0];
-  }
+  const auto now = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
+    return std::chrono::steady_clock::now();
+  };
+  const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+  const auto started = now();
+  const torch::Tensor prompt_tokens =
+      torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kLong).to(device).unsqueeze(0);
+  models::ModelStepOutput prefilled = model.forward_chunk(prompt_tokens, model.initial_state(1));
+  models::ModelState state = std::move(prefilled.state);
+  torch::Tensor logits = prefilled.logits[0];
+  const auto prefilled_at = now();
   std::mt19937_64 rng(options.seed);
   std::vector<std::int32_t> generated;
   while (std::int64_t(generated.size()) < options.max_new_tokens) {
@@ -55,6 +62,11 @@ std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::
     models::ModelStepOutput out = model.forward_step(token_tensor(next), state);
     state = std::move(out.state);
     logits = out.logits[0];
+  }
+  if (times) {
+    const auto done = now();
+    times->prefill_seconds = seconds(started, prefilled_at);
+    times->decode_seconds = seconds(prefilled_at, done);
   }
   if (was_training) model.train();
   return generated;

@@ -25,6 +25,12 @@ struct StepOutput {
   BlockState state;
 };
 
+// A chunk of tokens: the outputs for each and the state after the last.
+struct ChunkOutput {
+  at::Tensor y;  // [B, T, d_model]
+  BlockState state;
+};
+
 // state[key], checked: a missing entry or a shape other than `expected` (where
 // an expected size of -1 matches any) is an InputError that starts with `block`
 // (e.g. "lstm block") and names `key`.

@@ -44,6 +44,10 @@ class LanguageModelImpl : public torch::nn::Module {
   // tokens_t [B] after `state` -> logits [B, vocab] and the state after them.
   // Stepping through a sequence from initial_state equals forward on it.
   ModelStepOutput forward_step(const torch::Tensor& tokens_t, const ModelState& state);
+  // tokens [B, T] after `state` -> logits [B, vocab] of the last token and the
+  // state after it: what T forward_steps give, in one pass over the chunk where
+  // the blocks have a parallel form (the recurrent ones: a prompt's prefill).
+  ModelStepOutput forward_chunk(const torch::Tensor& tokens, const ModelState& state);
   // The state before the first token, on the device and dtype of the parameters.
   ModelState initial_state(int64_t batch) const;
 

@@ -16,6 +16,10 @@ class Mixer : public torch::nn::Module {
   // One token x_t [B, d_model] after `state` -> y_t [B, d_model] and the new
   // state. Stepping through a sequence equals forward on it.
   virtual StepOutput forward_step(const torch::Tensor& x_t, const BlockState& state) = 0;
+  // A chunk x [B, T, d_model] after `state` -> y [B, T, d_model] and the state
+  // after its last token: what T forward_steps give (a prompt's prefill). This
+  // one steps; a mixer with a parallel form over time overrides it.
+  virtual ChunkOutput forward_chunk(const torch::Tensor& x, const BlockState& state);
   // The state before the first token (zeros; an empty KV cache).
   virtual BlockState initial_state(int64_t batch, const torch::TensorOptions& options) const = 0;
   // Forward FLOPs per token (2 per multiply-add of matmuls, convolutions and

@@ -49,6 +49,8 @@ class ResidualBlockImpl : public torch::nn::Module {
   ResidualStream forward_stream(const ResidualStream& in);
   // x_t [B, d_model] -> y_t [B, d_model] and the state after this token.
   StepOutput forward_step(const torch::Tensor& x_t, const BlockState& state);
+  // A chunk x [B, T, d_model] after `state`: what T forward_steps give.
+  ChunkOutput forward_chunk(const torch::Tensor& x, const BlockState& state);
   BlockState initial_state(int64_t batch, const torch::TensorOptions& options) const;
   // Mixer + feed-forward; see Mixer::forward_flops_per_token.
   double forward_flops_per_token(int64_t context) const;

@@ -18,8 +18,16 @@ struct SampleOptions {
   std::optional<std::int32_t> stop_token;  // generation ends after emitting it
 };
 
-// The generated tokens (not the prompt). `prompt` must not be empty.
+// Where a generation's time went (the device synchronised at each end).
+struct GenerationTimes {
+  double prefill_seconds = 0.0;  // the prompt, in one forward_chunk
+  double decode_seconds = 0.0;   // the new tokens, one forward_step each
+};
+
+// The generated tokens (not the prompt). `prompt` must not be empty. The prompt
+// goes through the model in one forward_chunk (its recurrent blocks in one
+// pass of their kernels), then each new token in one forward_step.
 std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::vector<std::int32_t>& prompt,
-                                   const SampleOptions& options);
+                                   const SampleOptions& options, GenerationTimes* times = nullptr);
 
 }  // namespace flashtrain::trainer
