@@ -1,4 +1,6 @@
-// What bounds one step of the 1x768 tensor-core forward (experiments/flashbench/HISTORY.md v17).
+// What bounds one step of the 1x768 tensor-core forward. Results on one H100:
+// experiments/results/kernel_probes/v17_step_floor_probe_H100_run{1..5}.json
+// (docs/kernels.md, "What bounds a step").
 //
 // One 16-CTA cluster of 12 warps runs the step of tc_forward.cuh's inference
 // loop at LSTM 1x768, B = 16, with its tiling (K split over the two warps of
@@ -7,7 +9,7 @@
 // fp32 registers, h published into every CTA) and parts of it switched off or
 // done another way, so that each variant's time per step says what a part costs:
 //
-//   full                  the kernel's step (v16): wait for all of h_{t-1}, MMA, cell, st.async h to every CTA
+//   full                  the st.async exchange's step: wait for all of h_{t-1}, MMA, cell, st.async h to every CTA
 //   mma                   no exchange: each CTA feeds its own h back (the MMA and the cell alone)
 //   mma_regs              mma, R's shared-memory k-tiles read from registers instead (no R traffic)
 //   exchange              no MMA: the cell, the st.async publish and the wait alone
@@ -15,7 +17,7 @@
 //                         as soon as that slice is in, starting with its own CTA's
 //   bulk                  full, h laid out by source CTA, each CTA's slice sent to each peer as one
 //                         bulk copy (cp.async.bulk shared::cluster) after a CTA barrier
-//   bulk_source           bulk with per_source's waits (v17's kernel: slice_exchange.cuh)
+//   bulk_source           bulk with per_source's waits (the kernel's: slice_exchange.cuh)
 //   bulk_source_in_order  the same, every warp taking the sources in rank order
 //   bulk_source_regs      bulk_source, R all from registers (what a faster MMA would give)
 //   bulk_part_source      bulk_source, each K part's 8 rows sent after its own warps' barrier
@@ -455,7 +457,7 @@ __global__ void __launch_bounds__(kThreads) wgmma_kernel(int steps, float* out) 
   out[blockIdx.x * kThreads + threadIdx.x] = c;
 }
 
-// The 1x768 backward's stream of Rᵀ alone (tc_backward.cuh, v16): 16 CTAs of
+// The 1x768 backward's stream of Rᵀ alone (tc_backward.cuh): 16 CTAs of
 // 6 consumer warps and a producer warp; every step each CTA takes its 12 slices
 // of 18 KiB (12 k-tiles x 192 threads x 8 bytes) from a packed copy in global
 // memory (L2, 3.5 MB in all) through a SliceRing of kSlots slots, each

@@ -30,11 +30,11 @@ constexpr int kTcRows = 16;  // batch rows per CTA
 // How many warps a CTA takes for its groups of dims. At most kTcMaxCtaWarps;
 // on a device with clusters an LSTM or sLSTM head is split further, into CTAs
 // of at most kTcSplitCtaWarps: half the warps per SM halve each scheduler's
-// instruction stream per step (12x64 LSTM forward+backward 4.04 -> 2.94 ms on
-// an H100, experiments/flashbench/HISTORY.md v9) — or kTcWideCtaWarps where the head has more
-// warps than the largest cluster of such CTAs holds (over 64: 768 dims are 96
-// warps). One CTA of 16 warps was slower still: its registers are capped at
-// 128 per thread, and R alone takes 64 at 128 dims.
+// instruction stream per step (12x64 LSTM forward+backward on an H100:
+// 2.94 ms with CTAs of 4 warps, 4.04 with 8) — or kTcWideCtaWarps where the
+// head has more warps than the largest cluster of such CTAs holds (over 64:
+// 768 dims are 96 warps). One CTA of 16 warps is slower still: its registers
+// are capped at 128 per thread, and R alone takes 64 at 128 dims.
 constexpr int kTcMaxCtaWarps = 8;
 constexpr int kTcSplitCtaWarps = 4;
 constexpr int kTcWideCtaWarps = 6;
@@ -113,9 +113,11 @@ constexpr int tc_forward_prefetch(int gates, int head_dim) { return tc_shared_r_
 // bulk copy of a CTA's slice to each peer, one mbarrier per source CTA, each
 // slice multiplied as soon as it is in): a head with K split (a wide head)
 // whose k-tiles lie within the CTAs' slices (cta_dims a multiple of 16) and
-// whose two K parts start at a slice (an even cluster). 1x768: 3.33 -> 2.65 us
-// a step in the step's skeleton (experiments/flashbench/step_floor_probe.cu,
-// experiments/flashbench/HISTORY.md v17). Other heads st.async each element to every CTA.
+// whose two K parts start at a slice (an even cluster). 1x768 on one H100:
+// 2.62-2.65 us a step by slice, 3.21-3.33 by st.async, in the step's skeleton
+// (experiments/flashbench/step_floor_probe.cu;
+// experiments/results/kernel_probes/v17_step_floor_probe_H100_run{1..5}.json).
+// Other heads st.async each element to every CTA.
 constexpr bool tc_slice_exchange(int gates, int head_dim, int cluster) {
   return tc_k_split(gates, head_dim) == 2 && cluster % 2 == 0 && head_dim / cluster % 16 == 0;
 }
@@ -221,10 +223,11 @@ R with_tc_cluster(int cluster, Fn&& fn, R otherwise) {
 // cache (C) and the h fed to the next step, [S (+ C + 1)][16][Dc + 8] floats
 // each, which the next step copies to global memory 16 bytes a store once it
 // has published its h (a thread's own values are 8 rows of 4 or 8 bytes each
-// per store: experiments/flashbench/HISTORY.md v13, v14). A launch asks for the tiles its kernel
-// uses (the inference forward's are smaller: sLSTM at B = 256 keeps its CTAs
-// per SM). They are not in the cluster's choice (tc_cluster_size): with them
-// the forward still fits kTcSmemBudget (static_assert below).
+// per store; LSTM 3x256's recording forward on one H200: 1.24 ms through the
+// tiles, 1.42 from registers). A launch asks for the tiles its kernel uses
+// (the inference forward's are smaller: sLSTM at B = 256 keeps its CTAs per
+// SM). They are not in the cluster's choice (tc_cluster_size): with them the
+// forward still fits kTcSmemBudget (static_assert below).
 template <class Cell, class S, int D, int kCluster>
 struct TcForward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
@@ -283,11 +286,15 @@ struct TcForward {
 // dims, each thread writes its own once), else a ring of kRingSlots slices
 // that a producer warp (kStreams: 576 dims and over) fills from a packed copy
 // in global memory (tc_pack_streamed_r_kernel) with bulk copies, slice after
-// slice and step after step. The ring's bytes in flight bound the stream
-// (1x768: 12 slices of 18 KiB a step), so where two stages would leave it
-// fewer than kTcMinTwoStageRing slots (sLSTM 1x768: 2) a streaming head takes
-// one stage, fetched at the top of its own step and waited for after the
-// MMA, to give the ring its room (experiments/flashbench/HISTORY.md v16).
+// slice and step after step (1x768: 12 slices of 18 KiB a step; alone, that
+// stream takes 1.85 us a step on one H100 with a ring of 3, 4 or 6 slots, the
+// SM's share of L2's bandwidth: step_floor_probe's stream_ring variants in
+// experiments/results/kernel_probes/v17_step_floor_probe_H100_run{4,5}.json).
+// Where two stages would leave the ring fewer than kTcMinTwoStageRing slots
+// (sLSTM 1x768: 2) a streaming head takes one stage, fetched at the top of
+// its own step and waited for after the MMA, to give the ring its room
+// (sLSTM 1x768 forward+backward on H100s: 11.0 ms with one stage and 4
+// slots, 12.7 with two stages and 2).
 template <class Cell, class S, int D, int kCluster>
 struct TcBackward {
   using Tiling = TcTiling<Cell::kGates, D, kCluster>;
