@@ -193,8 +193,9 @@ def without_option(argv, name):
 def run_on_gpus(args, argv):
     """Each (kind, dtype) slice as a child process on a free GPU of --gpus; the merged records into --out."""
     gpus = parse_list(args.gpus, str)
-    base = without_option(without_option(without_option(without_option(argv, "--gpus"), "--out"), "--kinds"),
-                          "--dtypes")
+    base = argv
+    for option in ("--gpus", "--out", "--kinds", "--dtypes"):  # each child gets its own
+        base = without_option(base, option)
     slices = [(k, d) for k in parse_list(args.kinds, str) for d in parse_list(args.dtypes, str)]
     started, results, running = time.time(), [], {}
     with tempfile.TemporaryDirectory() as tmp:

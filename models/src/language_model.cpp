@@ -90,13 +90,17 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   return logits(h);
 }
 
-ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
-                                                const ModelState& state) {
-  check_tokens(tokens_t, 1, options_.vocab_size, "tokens_t");
+void LanguageModelImpl::check_state(const ModelState& state) const {
   if (state.size() != blocks_.size()) {
     throw InputError("model: the state has " + std::to_string(state.size()) + " entries for " +
                      std::to_string(blocks_.size()) + " blocks; start from initial_state()");
   }
+}
+
+ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
+                                                const ModelState& state) {
+  check_tokens(tokens_t, 1, options_.vocab_size, "tokens_t");
+  check_state(state);
   ModelStepOutput out;
   out.state.reserve(blocks_.size());
   torch::Tensor h = embed_tokens(embedding_->weight, tokens_t);
@@ -112,10 +116,7 @@ ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
 ModelStepOutput LanguageModelImpl::forward_chunk(const torch::Tensor& tokens, const ModelState& state) {
   check_tokens(tokens, 2, options_.vocab_size, "tokens");
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
-  if (state.size() != blocks_.size()) {
-    throw InputError("model: the state has " + std::to_string(state.size()) + " entries for " +
-                     std::to_string(blocks_.size()) + " blocks; start from initial_state()");
-  }
+  check_state(state);
   ModelStepOutput out;
   out.state.reserve(blocks_.size());
   torch::Tensor h = embed_tokens(embedding_->weight, tokens);

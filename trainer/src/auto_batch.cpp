@@ -62,7 +62,7 @@ std::optional<std::int64_t> measure_eager_peak(models::LanguageModelImpl& model,
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;
   }
-  model.zero_grad(/*set_to_none=*/true);
+  model.zero_grad(/*set_to_none=*/true);  // the gradients live in the graph's pool, released with them
   allocator::emptyCache();
   return peak;
 }
@@ -81,7 +81,6 @@ std::optional<std::int64_t> measure_graphed_peak(models::LanguageModelImpl& mode
     const std::int64_t outside = allocator::getDeviceStats(device.index()).allocated_bytes[0].current;
     at::cuda::CUDAGraph graph;
     peak = outside + capture_graph(graph, [&] { forward_backward(model, inputs, targets, bf16); });
-    model.zero_grad(/*set_to_none=*/true);  // the gradients live in the graph's pool
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;
   }

@@ -61,6 +61,8 @@ class LanguageModelImpl : public torch::nn::Module {
 
  private:
   torch::Tensor logits(const ResidualStream& hidden);
+  // One BlockState per block, or an InputError.
+  void check_state(const ModelState& state) const;
 
   LanguageModelOptions options_;
   torch::nn::Embedding embedding_{nullptr};
