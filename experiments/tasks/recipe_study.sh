@@ -7,8 +7,13 @@
 #   fp32             the same in float32 (no bf16 autocast)
 #   no_wd            the same without weight decay
 #   one_layer_256    Delétang et al.'s geometry, the suite's plain rows
+# and, on one layer of 256, whether a sharper fit holds with length:
+#   one_layer_256_fp32      float32 (no bf16 autocast), in training and scoring
+#   one_layer_256_loss_1e-6 trained on to a mean training loss of 1e-6
+#   one_layer_256_to_cap    no early stop: the whole 100k-step cosine schedule
+# ONLY= a comma list of variants runs those alone.
 #
-#   [GPUS=3] [JOBS=16] [DEADLINE=480] [LR=1e-3] [STEPS=100000] bash experiments/tasks/recipe_study.sh
+#   [GPUS=3] [JOBS=16] [DEADLINE=480] [LR=1e-3] [STEPS=100000] [ONLY=a,b] bash experiments/tasks/recipe_study.sh
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 source experiments/tasks/variants.sh
@@ -18,5 +23,8 @@ declare -A VARIANTS=(
   [fp32]="$XLSTM --training.mixed_precision=fp32"
   [no_wd]="$XLSTM --optimizer.weight_decay=0"
   [one_layer_256]="--model.dim=256 --model.n_layers=1"
+  [one_layer_256_fp32]="--model.dim=256 --model.n_layers=1 --training.mixed_precision=fp32"
+  [one_layer_256_loss_1e-6]="--model.dim=256 --model.n_layers=1 --training.target_loss=1e-6"
+  [one_layer_256_to_cap]="--model.dim=256 --model.n_layers=1 --training.target_loss=0"
 )
 run_variants recipe cycle_navigation,modular_arithmetic lstm

@@ -16,8 +16,8 @@ import run_suite  # noqa: E402
 # Writes the metrics.jsonl a task run writes. The score on 40..256 encodes the
 # run: lstm 0.95 at lr 1e-2, else 0.1 x (seed + 1) (transformer: half that);
 # on 257..1024 half of it. Every run fits its training lengths but the
-# transformer on s5. Runs of lr 1e-2 reach the target loss at step 30 (an
-# early stop); the others train to the cap. Answer-last tasks get
+# transformer on s5. Runs of lr 1e-2 reach a target loss (training.target_loss
+# > 0) at step 30 (an early stop); the others train to the cap. Answer-last tasks get
 # answers_by_length over lengths 40..256 and 257..1024. It
 # exits 3 for slstm on s5, sleeps (until SIGTERM: a checkpoint, exit 143) when
 # FAKE_SLEEP names the run's folder, resumes when a checkpoint is there, and
@@ -48,12 +48,12 @@ if os.environ.get("FAKE_SLEEP") == os.path.basename(folder):
     signal.signal(signal.SIGTERM, stop)
     write({"kind": "train", "step": 10, "loss": 0.5})
     time.sleep(60)
-early = lr == 1e-2
+early = lr == 1e-2 and float(args.get("training.target_loss", "0")) > 0
 last = 30 if early else steps
 write({"kind": "train", "step": last, "loss": 5e-5 if early else 0.2})
 if early:
     write({"kind": "event", "event": "target_loss", "step": last})
-score = 0.95 if (model == "lstm" and early) else 0.1 * (seed + 1) * (0.5 if model == "transformer" else 1)
+score = 0.95 if (model == "lstm" and lr == 1e-2) else 0.1 * (seed + 1) * (0.5 if model == "transformer" else 1)
 def band(scaled, lengths):
     scores = {"scaled_accuracy": scaled, "accuracy": (1 + scaled) / 2, "sequence_accuracy": (1 + scaled) / 2}
     if task not in ("s5", "z60"):
@@ -87,7 +87,7 @@ class Helpers(unittest.TestCase):
 
     def test_defaults_give_every_row_the_papers_grid(self):
         args = run_suite.parse_args(["--out", "x", "--report-only"])
-        self.assertEqual(args.steps, 100000)
+        self.assertEqual((args.steps, args.target_loss), (100000, 0))  # the whole cap, no early stop
         runs = run_suite.plan(args.tasks, args.models, args.lrs, args.seeds, args.steps, args.steps_for,
                               args.row_lrs, args.row_seeds)
         per_cell = {}
@@ -141,7 +141,7 @@ class Helpers(unittest.TestCase):
         self.assertFalse(any("seq_len" in o for o in overrides))
         no_target = run_suite.run_overrides({"task": "s5", "model": "slstm", "lr": 1e-4, "seed": 0,
                                              "steps": 10}, 0, 0, [])
-        self.assertFalse(any("target_loss" in o for o in no_target))
+        self.assertIn("--training.target_loss=0", no_target)  # the config's own must not apply
         self.assertIn("--model.conv_kernel=0", no_target)
         self.assertIn("--lr_scheduler.min_lr_ratio=0.1", no_target)
 
@@ -155,7 +155,7 @@ class Helpers(unittest.TestCase):
         with open(os.path.join(run_suite.REPO, "configs", "tasks_parity.toml"), "rb") as f:
             config = tomllib.load(f)
         run = {"task": "parity", "model": "lstm", "lr": 1e-3, "seed": 42, "steps": 100000}
-        for override in run_suite.run_overrides(run, 1e-4, 0, []):
+        for override in run_suite.run_overrides(run, run_suite.TARGET_LOSS, 0, []):
             key, value = override[2:].split("=", 1)
             section, name = key.split(".")
             if key in ("validation.every", "checkpoint.interval", "checkpoint.keep_last"):
@@ -226,7 +226,8 @@ class EndToEnd(unittest.TestCase):
             return [json.loads(line) for line in f]
 
     def test_grid_scores_table_and_schema(self):
-        suite, stdout = self.suite("--jobs", "3", "--gpus", "0,1", "--", "--metrics.log_every=5")
+        suite, stdout = self.suite("--jobs", "3", "--gpus", "0,1", "--target-loss", "1e-4", "--",
+                                   "--metrics.log_every=5")
         self.assertEqual(len(suite["runs"]), 28)  # the transformer also at 3e-4
         self.assertEqual({c["gpu"] for c in self.calls()}, {"0", "1"})
         argv = self.calls()[0]["argv"]
@@ -280,8 +281,10 @@ class EndToEnd(unittest.TestCase):
         self.assertIn(table, stdout)
 
     def test_resume_skips_finished_runs_and_refuses_other_settings(self):
-        self.suite("--tasks", "parity", "--models", "lstm", "--jobs", "2")
+        _, stdout = self.suite("--tasks", "parity", "--models", "lstm", "--jobs", "2")
         self.assertEqual(len(self.calls()), 4)
+        self.assertIn("Recipe: 50 steps, no early stop;", stdout)  # the default: the whole cap
+        self.assertIn("--training.target_loss=0", self.calls()[0]["argv"])
         # A run killed mid-way: metrics without a final validation, a checkpoint.
         folder = os.path.join(self.out, "runs", "parity-lstm-lr1e-3-seed0")
         with open(os.path.join(folder, "metrics.jsonl"), "w") as f:
