@@ -1,6 +1,6 @@
 """GPU tests of the flashtrain package (skipped without CUDA): every cell x
 bf16/fp16/fp32 x a size grid against the float64 vanilla backend (the
-reference of docs/CELLS.md), the scan against float64, torch.compile with
+reference of docs/CELLS.md), flashrnn_varlen in every backend, the scan against float64, torch.compile with
 inductor on a small LSTM LM, CUDA graph capture, flashtrain.nn (dtypes,
 torch.compile, graph capture, packed sequences) and import time."""
 import itertools
@@ -66,6 +66,38 @@ class GridTest(unittest.TestCase):
             Wx, R, b = inputs("lstm", 4, 16, 2, 64, torch.bfloat16)
             states, _ = flashrnn(Wx, R, b, backend=backend)
             self.assertEqual(states.shape, (2, 4, 16, 2, 64))
+
+
+@unittest.skipUnless(CUDA, "no CUDA device")
+class VarlenGpuTest(unittest.TestCase):
+    def test_every_backend_against_float64_sequences_alone(self):
+        # Rows shared (the reset mask in every backend) and rows of their own
+        # (initial states); lengths from 1 to 300, unsorted.
+        lengths = [300, 1, 77, 150, 2, 64, 299]
+        cu = torch.tensor([0] + lengths).cumsum(0)
+        for cell, backend, initial in itertools.product(("lstm", "gru", "slstm"), ("fused", "alternating",
+                                                                                    "vanilla"), (False, True)):
+            with self.subTest(cell=cell, backend=backend, initial=initial):
+                G, Gb, S = CELLS[cell]
+                g = torch.Generator(device="cuda").manual_seed(1)
+                N, D = 2, 64
+                Wx = torch.randn(sum(lengths), G, N, D, device="cuda", generator=g)
+                R = torch.randn(G, N, D, D, device="cuda", generator=g) / D ** 0.5
+                b = torch.randn(Gb, N, D, device="cuda", generator=g) * 0.1
+                s0 = None
+                if initial:
+                    s0 = torch.randn(S, len(lengths), N, D, device="cuda", generator=g) * 0.5
+                    if cell == "slstm":
+                        s0[2] = s0[2].abs() + 1.0
+                states, last = flashtrain.flashrnn_varlen(Wx, R, b, cu, s0, function=cell, backend=backend)
+                h = slice(0, 1) if cell == "slstm" else slice(None)
+                for k in range(len(lengths)):
+                    ref = [t.double() for t in (Wx[cu[k]:cu[k + 1]].unsqueeze(0), R, b)]
+                    init = s0[:, k:k + 1].unsqueeze(2).double() if initial else None
+                    ref_states, ref_last = flashrnn(*ref, init, function=cell, backend="vanilla")
+                    torch.testing.assert_close(states[h, cu[k]:cu[k + 1]].double(), ref_states[h, 0],
+                                               rtol=2e-3, atol=2e-3)
+                    torch.testing.assert_close(last[:, k].double(), ref_last[:, 0, 0], rtol=2e-3, atol=2e-3)
 
 
 @unittest.skipUnless(CUDA, "no CUDA device")

@@ -1,0 +1,124 @@
+"""flashrnn_varlen(): the recurrent op over sequences of different lengths laid
+back to back (FlashAttention's varlen layout: tokens first, cu_seqlens the
+boundaries), each with its own initial and final states.
+
+The kernels run rows of one length T. A VarlenLayout places the sequences in
+such rows: without initial states several share a row, back to back, and the
+op's reset mask restarts each from zero at its first token (first-fit
+decreasing bin packing, T = the longest sequence), so the padding the kernels
+step over is what the packing leaves; with initial states each sequence has a
+row of its own (a reset restarts from its row's initial state). One gather puts
+the tokens into the rows, one takes the states back out, and one the state
+after each sequence's last token.
+"""
+from dataclasses import dataclass
+from typing import List, Optional, Tuple, Union
+
+import torch
+
+from ._recurrent import flashrnn
+
+
+@dataclass
+class VarlenLayout:
+    """Where each packed token runs: its flat slot row * T + t in a [rows, T]
+    batch (`slots` [total]), the slot of each sequence's last token (`last`
+    [n]), the steps that start a sequence after the first of its row (`reset_mask` [rows, T] bool, or None
+    when no row holds two), and the batch's `rows` and `T`."""
+    slots: torch.Tensor
+    last: torch.Tensor
+    reset_mask: Optional[torch.Tensor]
+    rows: int
+    T: int
+
+
+def _lengths(cu_seqlens, total: int, name: str) -> List[int]:
+    if not isinstance(cu_seqlens, torch.Tensor):
+        cu_seqlens = torch.as_tensor(cu_seqlens)
+    if cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2 or cu_seqlens.dtype not in (torch.int32, torch.int64):
+        raise ValueError(f"{name}: cu_seqlens must be a 1-D int32 or int64 tensor [n + 1] of sequence "
+                         f"boundaries (0, end of the first, ..., total), got {cu_seqlens.dtype} "
+                         f"{list(cu_seqlens.shape)}")
+    bounds = cu_seqlens.tolist()
+    lengths = [b - a for a, b in zip(bounds, bounds[1:])]
+    if bounds[0] != 0 or bounds[-1] != total or min(lengths) < 1:
+        raise ValueError(f"{name}: cu_seqlens must start at 0, rise by at least 1 per sequence (every "
+                         f"sequence has a token) and end at the {total} tokens given, got {bounds}")
+    return lengths
+
+
+def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
+                  name: str = "varlen_layout") -> VarlenLayout:
+    """The rows a batch of back-to-back sequences runs in. share_rows: pack
+    several sequences into a row (first-fit decreasing; the sequences must
+    start from zero states), else one sequence per row."""
+    lengths = _lengths(cu_seqlens, total, name)
+    n, T = len(lengths), max(lengths)
+    row, offset = [0] * n, [0] * n
+    if share_rows:
+        free: List[int] = []  # room left in each row, in the order the rows were opened
+        for k in sorted(range(n), key=lambda k: -lengths[k]):
+            r = next((r for r, room in enumerate(free) if room >= lengths[k]), len(free))
+            if r == len(free):
+                free.append(T)
+            row[k], offset[k] = r, T - free[r]
+            free[r] -= lengths[k]
+        rows = len(free)
+    else:
+        row, rows = list(range(n)), n
+    starts = [0]
+    for length in lengths[:-1]:
+        starts.append(starts[-1] + length)
+    # Token i of sequence k sits at row[k] * T + offset[k] + (i - starts[k]).
+    base = torch.tensor([row[k] * T + offset[k] - starts[k] for k in range(n)], dtype=torch.long)
+    sequence_of = torch.repeat_interleave(torch.arange(n), torch.tensor(lengths))
+    slots = base[sequence_of] + torch.arange(total)
+    last = torch.tensor([row[k] * T + offset[k] + lengths[k] - 1 for k in range(n)], dtype=torch.long)
+    reset_mask = None
+    if any(offset):
+        reset_mask = torch.zeros(rows * T, dtype=torch.bool)
+        reset_mask[torch.tensor([row[k] * T + offset[k] for k in range(n) if offset[k]])] = True
+        reset_mask = reset_mask.view(rows, T).to(device)
+    return VarlenLayout(slots.to(device), last.to(device), reset_mask, rows, T)
+
+
+def flashrnn_varlen(
+    Wx: torch.Tensor,
+    R: torch.Tensor,
+    b: torch.Tensor,
+    cu_seqlens: Union[torch.Tensor, List[int]],
+    states: Optional[torch.Tensor] = None,
+    function: str = "lstm",
+    backend: str = "auto",
+    dtype: Union[str, torch.dtype, None] = None,
+    **options,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The recurrent op over n sequences laid back to back.
+
+    Wx [total, G, N, D]: the input pre-activations of every token, sequence
+    after sequence; cu_seqlens [n + 1] (int32 or int64): 0, the end of the
+    first sequence, ..., total (every sequence at least one token); states
+    [S, n, N, D]: each sequence's initial states (zeros if None). R, b, function,
+    backend, dtype and the clip options are flashrnn()'s.
+    Returns (states [S, total, N, D]: the states after each token, state 0 is h;
+    last_states [S, n, N, D]: each sequence's states after its last token).
+    Gradients flow to Wx, R, b and states.
+    """
+    name = "flashrnn_varlen"
+    if not isinstance(Wx, torch.Tensor) or Wx.dim() != 4:
+        raise ValueError(f"{name}: Wx must be a tensor [total, G, N, D] (the tokens of every sequence, "
+                         f"back to back), got {getattr(Wx, 'shape', type(Wx).__name__)}")
+    total, G, N, D = Wx.shape
+    layout = varlen_layout(cu_seqlens, total, share_rows=states is None, device=Wx.device, name=name)
+    n = layout.last.numel()
+    initial = None
+    if states is not None:
+        if not isinstance(states, torch.Tensor) or states.dim() != 4 or states.shape[1:] != (n, N, D):
+            raise ValueError(f"{name}: states must be [S, {n}, {N}, {D}] (one initial state per sequence "
+                             f"of cu_seqlens), got {getattr(states, 'shape', type(states).__name__)}")
+        initial = states.unsqueeze(2)  # [S, n, 1, N, D]: one row per sequence, in order
+    batch = Wx.new_zeros(layout.rows * layout.T, G, N, D).index_copy(0, layout.slots, Wx)
+    all_states, _ = flashrnn(batch.view(layout.rows, layout.T, G, N, D), R, b, initial, function=function,
+                             backend=backend, dtype=dtype, reset_mask=layout.reset_mask, **options)
+    flat = all_states.reshape(all_states.shape[0], layout.rows * layout.T, N, D)
+    return flat.index_select(1, layout.slots), flat.index_select(1, layout.last)
