@@ -9,7 +9,11 @@
 # run's records), $NAME.txt (the table), $NAME.log (the suite's output) and the
 # plots $NAME-heat_map.png and $NAME-accuracy_by_length.png.
 #
-#   [GPUS=all] [JOBS=cores] [DEADLINE=480] [NAME=suite] [FROM=earlier.tgz] [MPS=1] \
+# START_DEADLINE= (seconds, below DEADLINE) starts no run after it and lets the
+# running ones go on to DEADLINE: the last call of a machine's time finishes
+# what it holds.
+#
+#   [GPUS=all] [JOBS=cores] [DEADLINE=480] [START_DEADLINE=] [NAME=suite] [FROM=earlier.tgz] [MPS=1] \
 #     bash experiments/tasks/gpu_suite.sh [run_suite.py options] [-- overrides]
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
@@ -38,7 +42,8 @@ if [ "${MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
   fi
 fi
 PYTHONUNBUFFERED=1 python3 experiments/tasks/run_suite.py --out "$DIR" --flashtrain "$FLASHTRAIN" \
-  --jobs "$JOBS" --gpus "$GPUS" --deadline "${DEADLINE:-480}" --pack "$OUT/$NAME.tgz" \
+  --jobs "$JOBS" --gpus "$GPUS" --deadline "${DEADLINE:-480}" --start-deadline "${START_DEADLINE:-0}" \
+  --pack "$OUT/$NAME.tgz" \
   "$@" > "$OUT/$NAME.log" 2>&1
 status=$?
 cp "$DIR/table.txt" "$OUT/$NAME.txt" 2> /dev/null

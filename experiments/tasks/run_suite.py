@@ -14,6 +14,7 @@ and accuracy by length.
         [--lrs 1e-2,1e-3,1e-4] [--row-lrs transformer=3e-4,...] [--seeds 0,1,2]
         [--row-seeds lstm=0,1,2,3,4] [--steps 100000] [--steps-for parity=N,...]
         [--target-loss 0] [--jobs N] [--gpus 0,1] [--deadline SECONDS]
+        [--start-deadline SECONDS]
         [--report-only] [--pack FILE.tgz] [--flashtrain build/trainer/flashtrain]
         [-- extra overrides...]
 
@@ -35,7 +36,9 @@ cut short still has runs in every (task, model) cell. --jobs runs go at once,
 spread over --gpus through CUDA_VISIBLE_DEVICES (the models are small: one GPU
 holds several). After --deadline seconds no run starts and the running ones get
 SIGTERM (flashtrain saves a checkpoint and stops); the report covers what has
-finished, and the next invocation picks up the rest. --pack writes the report
+finished, and the next invocation picks up the rest. --start-deadline (earlier)
+stops only the starting: the running runs go on to the --deadline, so a last
+invocation finishes what it holds instead of starting runs it cannot finish. --pack writes the report
 and each run's records (thinned metrics, run.json, log tail) into one .tgz;
 unpacked into a fresh DIR, its finished runs count as done there.
 """
@@ -253,15 +256,15 @@ def train(command, folder, gpu, stop_at):
             return process.returncode, True
 
 
-def execute(args, run, settings, gpu, stop_at):
-    """Runs one grid point unless it has finished; returns its status: cached,
-    finished, failed (exit N), stopped at the deadline, not run (deadline) or
-    no final validation."""
+def execute(args, run, settings, gpu, start_by, stop_at):
+    """Runs one grid point unless it has finished or the monotonic time
+    start_by has passed; returns its status: cached, finished, failed (exit N),
+    stopped at the deadline, not run (deadline) or no final validation."""
     folder = os.path.join(args.out, "runs", run_name(run))
     metrics = os.path.join(folder, "metrics.jsonl")
     if read_metrics(metrics, run["steps"])["finished"]:
         return "cached"
-    if stop_at is not None and time.monotonic() >= stop_at:
+    if start_by is not None and time.monotonic() >= start_by:
         return "not run (deadline)"
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "run.json"), "w") as f:
@@ -548,6 +551,9 @@ def parse_args(argv):
     parser.add_argument("--gpus", default="", help="CUDA devices to spread the runs over, e.g. 0,1")
     parser.add_argument("--deadline", type=float, default=0,
                         help="seconds after which no run starts and running ones are stopped")
+    parser.add_argument("--start-deadline", type=float, default=0,
+                        help="seconds after which no run starts (default: --deadline); the running "
+                        "ones go on to --deadline")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing; write the report of the runs in --out")
     parser.add_argument("--plot-tasks", default="parity,even_pairs,cycle_navigation,modular_arithmetic",
@@ -569,6 +575,8 @@ def parse_args(argv):
             sys.exit(f"run_suite: unknown {name} {unknown}; known: {known}")
     if any(lr <= 0 for lr in args.lrs + [x for v in args.row_lrs.values() for x in v]):
         sys.exit(f"run_suite: --lrs must be positive, got {args.lrs}")
+    if args.start_deadline > 0 and args.deadline > 0 and args.start_deadline > args.deadline:
+        sys.exit(f"run_suite: --start-deadline {args.start_deadline:g} is past --deadline {args.deadline:g}")
     if args.steps < 1 or args.jobs < 1 or args.checkpoint_interval < 0:
         sys.exit("run_suite: --steps and --jobs must be >= 1, --checkpoint-interval >= 0")
     if any(o.startswith("--data.seq_len") for o in args.extra):
@@ -582,7 +590,9 @@ def parse_args(argv):
 
 def run_all(args, runs, settings):
     """Runs the grid, --jobs at a time; returns each run's status in order."""
-    stop_at = time.monotonic() + args.deadline if args.deadline > 0 else None
+    now = time.monotonic()
+    stop_at = now + args.deadline if args.deadline > 0 else None
+    start_by = now + args.start_deadline if args.start_deadline > 0 else stop_at
     gpus = [g for g in args.gpus.split(",") if g] or [None]
     tokens = queue.Queue()  # one token per concurrent run, naming its GPU
     for i in range(args.jobs):
@@ -592,7 +602,7 @@ def run_all(args, runs, settings):
     def job(index):
         gpu = tokens.get()
         try:
-            status = execute(args, runs[index], settings[index], gpu, stop_at)
+            status = execute(args, runs[index], settings[index], gpu, start_by, stop_at)
         finally:
             tokens.put(gpu)
         record = run_record(args.out, runs[index], status)

@@ -19,8 +19,8 @@ import run_suite  # noqa: E402
 # transformer on s5. Runs of lr 1e-2 reach a target loss (training.target_loss
 # > 0) at step 30 (an early stop); the others train to the cap. Answer-last tasks get
 # answers_by_length over lengths 40..256 and 257..1024. It
-# exits 3 for slstm on s5, sleeps (until SIGTERM: a checkpoint, exit 143) when
-# FAKE_SLEEP names the run's folder, resumes when a checkpoint is there, and
+# exits 3 for slstm on s5, sleeps FAKE_SLEEP_SECONDS (60; SIGTERM: a checkpoint,
+# exit 143) when FAKE_SLEEP names the run's folder, resumes when a checkpoint is there, and
 # logs each invocation, its GPU and arguments to calls.jsonl beside itself.
 FAKE_FLASHTRAIN = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
@@ -47,7 +47,7 @@ if os.environ.get("FAKE_SLEEP") == os.path.basename(folder):
         sys.exit(128 + signum)
     signal.signal(signal.SIGTERM, stop)
     write({"kind": "train", "step": 10, "loss": 0.5})
-    time.sleep(60)
+    time.sleep(float(os.environ.get("FAKE_SLEEP_SECONDS", "60")))
 early = lr == 1e-2 and float(args.get("training.target_loss", "0")) > 0
 last = 30 if early else steps
 write({"kind": "train", "step": last, "loss": 5e-5 if early else 0.2})
@@ -312,6 +312,16 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("| parity | – |", stdout)
         suite, _ = self.suite("--tasks", "parity", "--models", "lstm", "--seeds", "0")
         self.assertEqual(suite["cells"]["parity"]["lstm"]["finished"], 2)
+
+    def test_start_deadline_lets_running_runs_finish(self):
+        suite, _ = self.suite("--tasks", "parity", "--models", "lstm", "--seeds", "0", "--deadline", "20",
+                              "--start-deadline", "0.5",
+                              env={"FAKE_SLEEP": "parity-lstm-lr1e-2-seed0", "FAKE_SLEEP_SECONDS": "1.5"})
+        statuses = {r["run"]: r["status"] for r in suite["runs"]}
+        self.assertEqual(statuses["parity-lstm-lr1e-2-seed0"], "finished")  # ran past the start deadline
+        self.assertEqual(statuses["parity-lstm-lr1e-3-seed0"], "not run (deadline)")
+        _, stderr = self.suite("--tasks", "parity", "--deadline", "1", "--start-deadline", "2", code=1)
+        self.assertIn("--start-deadline 2 is past --deadline 1", stderr)
 
     def test_pack_resumes_in_a_fresh_folder(self):
         pack = os.path.join(self.dir.name, "suite.tgz")
