@@ -4,13 +4,14 @@ boundaries), each with its own initial and final states.
 
 The kernels run rows of one length T. A VarlenLayout places the sequences in
 such rows: without initial states several share a row, back to back, and the
-op's reset mask restarts each from zero at its first token (first-fit
-decreasing bin packing, T = the longest sequence), so the padding the kernels
-step over is what the packing leaves; with initial states each sequence has a
-row of its own (a reset restarts from its row's initial state). One gather puts
+op's reset mask restarts each from zero at its first token (longest first,
+each into the row with the most room left; T = the longest sequence), so the
+padding the kernels step over is what the packing leaves; with initial states
+each sequence has a row of its own. One gather puts
 the tokens into the rows, one takes the states back out, and one the state
 after each sequence's last token.
 """
+import heapq
 from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
@@ -50,20 +51,25 @@ def _lengths(cu_seqlens, total: int, name: str) -> List[int]:
 def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
                   name: str = "varlen_layout") -> VarlenLayout:
     """The rows a batch of back-to-back sequences runs in. share_rows: pack
-    several sequences into a row (first-fit decreasing; the sequences must
-    start from zero states), else one sequence per row."""
+    several sequences into a row (the sequences must start from zero states),
+    else one sequence per row."""
     lengths = _lengths(cu_seqlens, total, name)
     n, T = len(lengths), max(lengths)
     row, offset = [0] * n, [0] * n
     if share_rows:
-        free: List[int] = []  # room left in each row, in the order the rows were opened
+        # Longest first, each into the row with the most room if it fits there,
+        # else into a new row: (-room, row) in a heap, O(n log n).
+        roomiest: List[Tuple[int, int]] = []
+        rows = 0
         for k in sorted(range(n), key=lambda k: -lengths[k]):
-            r = next((r for r, room in enumerate(free) if room >= lengths[k]), len(free))
-            if r == len(free):
-                free.append(T)
-            row[k], offset[k] = r, T - free[r]
-            free[r] -= lengths[k]
-        rows = len(free)
+            if roomiest and -roomiest[0][0] >= lengths[k]:
+                room, r = heapq.heappop(roomiest)
+                room = -room
+            else:
+                room, r, rows = T, rows, rows + 1
+            row[k], offset[k] = r, T - room
+            if room > lengths[k]:
+                heapq.heappush(roomiest, (lengths[k] - room, r))
     else:
         row, rows = list(range(n)), n
     starts = [0]

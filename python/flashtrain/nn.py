@@ -29,6 +29,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence
 
 from ._recurrent import flashrnn
+from ._varlen import VarlenLayout, varlen_layout
 from .modules import (BLOCK_KINDS, CELLS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer,
                       SlstmMixer, ffn_hidden)
 
@@ -47,37 +48,35 @@ def _op_bias(mode: str, b_ih: torch.Tensor, b_hh: torch.Tensor, heads: int) -> t
     return (b_ih + b_hh).view(CELLS[_CELLS[mode]][1], heads, -1)
 
 
-def _reverse_index(lengths: torch.Tensor, T: int) -> torch.Tensor:
-    """[B, T] time index that reverses each sequence within its length and leaves
-    its padding in place; it is its own inverse."""
-    t = torch.arange(T, device=lengths.device).unsqueeze(0)
-    L = lengths.unsqueeze(1)
-    return torch.where(t < L, L - 1 - t, t)
-
-
-def _packed_layout(packed: PackedSequence) -> Tuple[torch.Tensor, torch.Tensor, int, int]:
-    """Where each row of a PackedSequence's data sits in the padded batch: its
-    flat index b * T + t ([rows], b in the caller's order, on the data's
-    device), each sequence's length ([B], there too), B and T. One gather then
-    pads and one packs, where pad_packed_sequence and pack_padded_sequence copy
-    time step by time step (forward and backward)."""
+def _packed_order(packed: PackedSequence) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Each row of a PackedSequence's data as a token of the sequences laid
+    back to back in the caller's order: its index there ([rows], on the data's
+    device), and each sequence's length ([B], on the CPU)."""
     sizes = packed.batch_sizes  # [T] on the CPU, non-increasing
     T, B = sizes.numel(), int(sizes[0])
-    device = packed.data.device
     t = torch.repeat_interleave(torch.arange(T), sizes)
     slot = torch.arange(t.numel()) - torch.repeat_interleave(torch.cumsum(sizes, 0) - sizes, sizes)
-    sorted_lengths = (sizes.unsqueeze(0) > torch.arange(B).unsqueeze(1)).sum(1).to(device)
-    t, slot = t.to(device), slot.to(device)
+    sorted_lengths = (sizes.unsqueeze(0) > torch.arange(B).unsqueeze(1)).sum(1)
     if packed.sorted_indices is None:
-        return slot * T + t, sorted_lengths, B, T
-    order = packed.sorted_indices
-    lengths = torch.empty_like(sorted_lengths).scatter_(0, order, sorted_lengths)
-    return order[slot] * T + t, lengths, B, T
+        b, lengths = slot, sorted_lengths
+    else:
+        order = packed.sorted_indices.cpu()
+        b = order[slot]
+        lengths = torch.empty_like(sorted_lengths).scatter_(0, order, sorted_lengths)
+    starts = torch.cumsum(lengths, 0) - lengths
+    return (starts[b] + t).to(packed.data.device), lengths
 
 
-def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """x [B, T, F] reordered in time per sequence by index [B, T]."""
-    return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+def _sequence_slots(layout: VarlenLayout, lengths: torch.Tensor, order: torch.Tensor):
+    """The slots of tokens given in `order` (their index among the sequences
+    laid back to back) for the forward direction, and for the reverse one:
+    token t of a sequence of length L runs where token L - 1 - t runs forward."""
+    device = order.device
+    lengths = lengths.to(device)
+    starts = torch.cumsum(lengths, 0) - lengths
+    sequence = torch.repeat_interleave(torch.arange(lengths.numel(), device=device), lengths)
+    mirrored = 2 * starts[sequence] + lengths[sequence] - 1 - torch.arange(sequence.numel(), device=device)
+    return layout.slots[order], layout.slots[mirrored[order]]
 
 
 class _RNNBase(torch.nn.Module):
@@ -214,46 +213,75 @@ class _RNNBase(torch.nn.Module):
                 raise ValueError(f"{name}: {what} must be {list(expected)} (num_layers * num_directions, "
                                  f"batch, hidden_size), got {list(h.shape)}")
 
-    def _run(self, x: torch.Tensor, hx: Optional[Tuple[torch.Tensor, ...]], lengths: Optional[torch.Tensor]):
-        """x [B, T, F] batch first; hx: the initial states (h[, c]) [L * dirs, B, H]
-        or None; lengths [B] or None. Returns output [B, T, dirs * H] (zero past
-        each length) and the final states, each [L * dirs, B, H]."""
+    def _initial(self, hx, layer: int, direction: int, B: int):
+        """The op's initial states [S, B, 1, N, D] of one layer and direction, or None."""
+        if hx is None:
+            return None
+        index = layer * (2 if self.bidirectional else 1) + direction
+        N = self.num_heads
+        return torch.stack([h[index] for h in hx]).view(self._states, B, 1, N, self.hidden_size // N)
+
+    def _run(self, x: torch.Tensor, hx: Optional[Tuple[torch.Tensor, ...]]):
+        """Every sequence as long as the batch: x [B, T, F] batch first; hx the
+        initial states (h[, c]) [L * dirs, B, H] or None. Returns output
+        [B, T, dirs * H] and the final states, each [L * dirs, B, H]."""
         B, T, _ = x.shape
         H, N = self.hidden_size, self.num_heads
-        directions = 2 if self.bidirectional else 1
-        reverse = _reverse_index(lengths, T) if lengths is not None and self.bidirectional else None
-        last_step = (lengths - 1).view(1, B, 1, 1, 1) if lengths is not None else None
         finals = [[] for _ in range(self._states)]
         layer_input = x
         for layer in range(self.num_layers):
             outputs = []
-            for direction in range(directions):
+            for direction in range(2 if self.bidirectional else 1):
                 w_ih, R, b = self._layer_weights(layer, direction)
-                source = layer_input
-                if direction:
-                    source = _gather_time(layer_input, reverse) if reverse is not None else layer_input.flip(1)
+                source = layer_input.flip(1) if direction else layer_input
                 Wx = torch.matmul(source, w_ih.t()).view(B, T, -1, N, H // N)
-                states = None
-                if hx is not None:
-                    index = layer * directions + direction
-                    states = torch.stack([h[index] for h in hx]).view(self._states, B, 1, N, H // N)
-                all_states, last = flashrnn(Wx, R, b, states, function=self._cell, backend=self.backend)
-                if last_step is not None:  # the state after each sequence's own last step
-                    last = all_states.gather(2, last_step.expand(self._states, B, 1, N, H // N))
+                all_states, last = flashrnn(Wx, R, b, self._initial(hx, layer, direction, B),
+                                            function=self._cell, backend=self.backend)
                 for s in range(self._states):
                     finals[s].append(last[s].reshape(B, H))
                 out = all_states[0].reshape(B, T, H)
-                if direction:
-                    out = _gather_time(out, reverse) if reverse is not None else out.flip(1)
-                outputs.append(out)
-            layer_input = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
-            if self.dropout > 0 and self.training and layer + 1 < self.num_layers:
-                layer_input = torch.nn.functional.dropout(layer_input, self.dropout, training=True)
-        output = layer_input
-        if lengths is not None:
-            valid = torch.arange(T, device=x.device).unsqueeze(0) < lengths.unsqueeze(1)
-            output = output * valid.unsqueeze(-1).to(output.dtype)
-        return output, tuple(torch.stack(f) for f in finals)
+                outputs.append(out.flip(1) if direction else out)
+            layer_input = self._next_input(outputs, layer)
+        return layer_input, tuple(torch.stack(f) for f in finals)
+
+    def _run_tokens(self, tokens: torch.Tensor, order: torch.Tensor, lengths: torch.Tensor,
+                    hx: Optional[Tuple[torch.Tensor, ...]]):
+        """Sequences of their own lengths: tokens [total, F], token j being
+        token order[j] of the sequences laid back to back (lengths [B], the
+        caller's order). Without hx the sequences share the kernels' rows
+        (flashrnn_varlen's layout: each restarts from zero at its first token),
+        with it each runs in a row of its own from its initial states. Returns
+        the output tokens [total, dirs * H] in the given order and the final
+        states, each [L * dirs, B, H]."""
+        B, H, N = lengths.numel(), self.hidden_size, self.num_heads
+        cu_seqlens = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])
+        layout = varlen_layout(cu_seqlens, tokens.shape[0], share_rows=hx is None, device=tokens.device,
+                               name=type(self).__name__)
+        slots = _sequence_slots(layout, lengths, order)
+        finals = [[] for _ in range(self._states)]
+        layer_input = tokens
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(2 if self.bidirectional else 1):
+                w_ih, R, b = self._layer_weights(layer, direction)
+                Wx = torch.matmul(layer_input, w_ih.t())
+                batch = Wx.new_zeros(layout.rows * layout.T, Wx.shape[-1]).index_copy(0, slots[direction], Wx)
+                all_states, _ = flashrnn(batch.view(layout.rows, layout.T, -1, N, H // N), R, b,
+                                         self._initial(hx, layer, direction, B), function=self._cell,
+                                         backend=self.backend, reset_mask=layout.reset_mask)
+                flat = all_states.reshape(self._states, layout.rows * layout.T, H)
+                for s in range(self._states):
+                    finals[s].append(flat[s].index_select(0, layout.last))
+                outputs.append(flat[0].index_select(0, slots[direction]))
+            layer_input = self._next_input(outputs, layer)
+        return layer_input, tuple(torch.stack(f) for f in finals)
+
+    def _next_input(self, outputs, layer: int) -> torch.Tensor:
+        """The directions' outputs joined, with dropout between layers."""
+        joined = torch.cat(outputs, dim=-1) if len(outputs) == 2 else outputs[0]
+        if self.dropout > 0 and self.training and layer + 1 < self.num_layers:
+            joined = torch.nn.functional.dropout(joined, self.dropout, training=True)
+        return joined
 
     def _forward(self, input, hx, lengths):
         name = type(self).__name__
@@ -261,9 +289,8 @@ class _RNNBase(torch.nn.Module):
         if packed:
             if lengths is not None:
                 raise ValueError(f"{name}: lengths= is for padded input; a PackedSequence carries its own")
-            rows, lengths, B, T = _packed_layout(input)
-            data = input.data
-            x = data.new_zeros(B * T, data.shape[-1]).index_copy(0, rows, data).view(B, T, -1)
+            x = input.data
+            B = int(input.batch_sizes[0])
             unbatched = False
         else:
             if not isinstance(input, torch.Tensor) or input.dim() not in (2, 3):
@@ -271,21 +298,29 @@ class _RNNBase(torch.nn.Module):
                                  f"got {getattr(input, 'shape', type(input).__name__)}")
             unbatched = input.dim() == 2
             x = input.unsqueeze(0) if unbatched else (input if self.batch_first else input.transpose(0, 1))
-        B, T = x.shape[0], x.shape[1]
+            B, T = x.shape[0], x.shape[1]
         if unbatched and hx is not None:
             hx = tuple(h.unsqueeze(1) for h in hx) if isinstance(hx, tuple) else hx.unsqueeze(1)
         self._check_input(x, hx, B)
-        if lengths is not None and not packed:  # a PackedSequence's are right by construction
-            lengths = torch.as_tensor(lengths, device=x.device).to(torch.long).flatten()
+        states = None if hx is None else (hx if isinstance(hx, tuple) else (hx,))
+        if packed:  # the rows of the input's data, in its order
+            order, lengths = _packed_order(input)
+            tokens, finals = self._run_tokens(x, order, lengths, states)
+            return PackedSequence(tokens, input.batch_sizes, input.sorted_indices, input.unsorted_indices), finals
+        if lengths is None:
+            output, finals = self._run(x.contiguous(), states)
+        else:
+            lengths = torch.as_tensor(lengths).to(torch.long).flatten().cpu()
             if lengths.numel() != B or (lengths < 1).any() or (lengths > T).any():
                 raise ValueError(f"{name}: lengths must be {B} values in 1..{T} (one per sequence), "
                                  f"got {lengths.tolist()}")
-        states = None if hx is None else (hx if isinstance(hx, tuple) else (hx,))
-        output, finals = self._run(x.contiguous(), states, lengths)
-        if packed:  # the rows of the input's data, in its order
-            output = PackedSequence(output.reshape(B * T, -1).index_select(0, rows), input.batch_sizes,
-                                    input.sorted_indices, input.unsorted_indices)
-        elif unbatched:
+            # The valid positions b * T + t, sequence after sequence: the tokens' own order.
+            valid = (torch.arange(T).unsqueeze(0) < lengths.unsqueeze(1)).flatten().nonzero().squeeze(1)
+            valid = valid.to(x.device)
+            order = torch.arange(valid.numel(), device=x.device)
+            tokens, finals = self._run_tokens(x.reshape(B * T, -1).index_select(0, valid), order, lengths, states)
+            output = tokens.new_zeros(B * T, tokens.shape[-1]).index_copy(0, valid, tokens).view(B, T, -1)
+        if unbatched:
             output, finals = output.squeeze(0), tuple(f.squeeze(1) for f in finals)
         elif not self.batch_first:
             output = output.transpose(0, 1)

@@ -64,8 +64,8 @@ class VarlenTest(unittest.TestCase):
                     self.check_against_one_by_one(cell, initial)
 
     def test_rows_are_shared_where_the_states_start_from_zero(self):
-        # Longest first, each into the first row with room; rows as long as the
-        # longest (7): [7], [5, 2], [4, 3], [1].
+        # Longest first, each into the row with the most room left if it fits;
+        # rows as long as the longest (7): [7], [5, 2], [4, 3], [1].
         layout = varlen_layout(torch.tensor([0] + LENGTHS).cumsum(0), sum(LENGTHS))
         self.assertEqual((layout.rows, layout.T), (4, 7))
         self.assertEqual(layout.reset_mask.sum().item(), 2)  # the 2 after the 5 and the 3 after the 4
