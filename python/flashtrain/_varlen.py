@@ -128,3 +128,31 @@ def flashrnn_varlen(
                              backend=backend, dtype=dtype, reset_mask=layout.reset_mask, **options)
     flat = all_states.reshape(all_states.shape[0], layout.rows * layout.T, N, D)
     return flat.index_select(1, layout.slots), flat.index_select(1, layout.last)
+
+
+@dataclass
+class Segments:
+    """Sequences laid back to back as the blocks see them (made once per call):
+    their boundaries `cu_seqlens` [n + 1] and `lengths` [n], each token's
+    `sequence` and `position` in it [total], each sequence's `first` and
+    `last` token [n]; all long, on the tokens' device."""
+    cu_seqlens: torch.Tensor
+    lengths: torch.Tensor
+    sequence: torch.Tensor
+    position: torch.Tensor
+    first: torch.Tensor
+    last: torch.Tensor
+
+    @classmethod
+    def of(cls, cu_seqlens, total: int, device, name: str) -> "Segments":
+        lengths = torch.tensor(_lengths(cu_seqlens, total, name), device=device)
+        n = lengths.numel()
+        ends = torch.cumsum(lengths, 0)
+        first = ends - lengths
+        sequence = torch.repeat_interleave(torch.arange(n, device=device), lengths)
+        position = torch.arange(total, device=device) - first[sequence]
+        return cls(torch.cat([first[:1], ends]), lengths, sequence, position, first, ends - 1)
+
+    @property
+    def count(self) -> int:
+        return self.lengths.numel()

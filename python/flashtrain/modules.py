@@ -5,7 +5,9 @@ load_export fills from an export and flashtrain.nn offers for building.
 Every mixer and block is forward(x [B, T, d], state=None) -> (y, state): the
 state carries what a later chunk needs (cell states, the convolution's window,
 the scan state, the KV cache), so a sequence fed in chunks gives the outputs of
-feeding it whole. The recurrent mixers run on flashtrain.flashrnn (CPU tensors
+feeding it whole. With segments= (sequences laid back to back, _varlen.Segments)
+x is [total, d] and the state has one row per sequence: no state, window or scan
+crosses from one sequence into the next. The recurrent mixers run on flashtrain.flashrnn (CPU tensors
 run the vanilla backend), the linear scan on flashtrain.scan. The defaults of
 the initialisation (forget-gate biases, recurrent scales, timescales, the
 feed-forward's width) are read from the extension, which compiles the C++
@@ -22,6 +24,7 @@ from torch import nn
 
 from ._recurrent import flashrnn
 from ._scan import scan
+from ._varlen import Segments, flashrnn_varlen
 
 DEFAULTS = json.loads(torch.ops.flashtrain.model_defaults())
 RECURRENT_KINDS = ("lstm", "gru", "elman", "slstm")
@@ -165,11 +168,17 @@ class RecurrentMixer(nn.Module):
             return y.view(batch, steps, self.heads, self.gates, self.head_dim).transpose(2, 3)
         return y.view(batch, steps, self.gates, self.heads, self.head_dim)  # rows (gate, head, unit)
 
-    def forward(self, x, state=None):
+    def forward(self, x, state=None, segments: Optional[Segments] = None):
         initial = None if state is None else state["states"]
-        states, last = flashrnn(self.gate_inputs(x).contiguous(), self.r, self.b, states=initial,
-                                function=self.kind, backend=self.backend)
-        h = states[0].flatten(-2)  # [B, T, N*D]
+        if segments is None:
+            states, last = flashrnn(self.gate_inputs(x).contiguous(), self.r, self.b, states=initial,
+                                    function=self.kind, backend=self.backend)
+        else:  # x [total, d]; states [S, n, 1, N, D] one row per sequence
+            states, last = flashrnn_varlen(self.gate_inputs(x.unsqueeze(0))[0].contiguous(), self.r, self.b,
+                                           segments.cu_seqlens, None if initial is None else initial[:, :, 0],
+                                           function=self.kind, backend=self.backend)
+            last = last.unsqueeze(2)
+        h = states[0].flatten(-2)  # [B, T, N*D] or [total, N*D]
         y = h if self.out_proj is None else self.out_proj(h)
         return y, {"states": last}
 
@@ -208,30 +217,59 @@ class SlstmMixer(nn.Module):
         _spaced_gate_bias_(self.b, 1, *forget_bias)  # gates i, f, z, o
         nn.init.ones_(self.group_norm.weight)
 
-    def forward(self, x, state=None):
+    def forward(self, x, state=None, segments: Optional[Segments] = None):
         new_state = {}
         x_conv = x
         if self.conv is not None:
-            kernel = self.conv_kernel
-            if state is None:
-                window = x.new_zeros(x.shape[0], kernel - 1, x.shape[2])
+            window = None if state is None else state["conv_window"]
+            if segments is None:
+                x_conv, new_state["conv_window"] = self._conv(x, window)
             else:
-                window = state["conv_window"]
-            padded = torch.cat([window, x], dim=1)  # [B, K-1+T, d]: zeros before the start
-            conv = F.conv1d(padded.transpose(1, 2), self.conv.weight, self.conv.bias,
-                            groups=x.shape[2])
-            x_conv = F.silu(conv.transpose(1, 2))
-            new_state["conv_window"] = padded[:, padded.shape[1] - (kernel - 1):]
-        shape = x.shape[:2] + (self.heads, self.head_dim)
+                x_conv, new_state["conv_window"] = self._conv_segments(x, window, segments)
+        shape = x.shape[:-1] + (self.heads, self.head_dim)
+        gate_dim = x.dim() - 1  # [B, T, 4, N, D] or [total, 4, N, D]
         wx = torch.stack([self.igate(x_conv).view(shape), self.fgate(x_conv).view(shape),
-                          self.zgate(x).view(shape), self.ogate(x).view(shape)], dim=2)
+                          self.zgate(x).view(shape), self.ogate(x).view(shape)], dim=gate_dim)
         initial = None if state is None else state["states"]
-        states, last = flashrnn(wx.contiguous(), self.r, self.b, states=initial,
-                                function="slstm", backend=self.backend)
-        h = states[0]  # [B, T, N, D]
+        if segments is None:
+            states, last = flashrnn(wx.contiguous(), self.r, self.b, states=initial,
+                                    function="slstm", backend=self.backend)
+        else:
+            states, last = flashrnn_varlen(wx.contiguous(), self.r, self.b, segments.cu_seqlens,
+                                           None if initial is None else initial[:, :, 0], function="slstm",
+                                           backend=self.backend)
+            last = last.unsqueeze(2)
+        h = states[0]  # [B, T, N, D] or [total, N, D]
         normed = F.layer_norm(h, (self.head_dim,), None, None, self.eps)  # per head
         new_state["states"] = last
         return normed.flatten(-2) * self.group_norm.weight, new_state
+
+    def _conv(self, x, window):
+        """The causal depthwise conv + SiLU over x [B, T, d] after window [B, K-1, d]
+        (zeros: the start) -> (x_conv, the window after x)."""
+        kernel = self.conv_kernel
+        if window is None:
+            window = x.new_zeros(x.shape[0], kernel - 1, x.shape[2])
+        padded = torch.cat([window, x], dim=1)  # [B, K-1+T, d]: zeros before the start
+        conv = F.conv1d(padded.transpose(1, 2), self.conv.weight, self.conv.bias, groups=x.shape[2])
+        return F.silu(conv.transpose(1, 2)), padded[:, padded.shape[1] - (kernel - 1):]
+
+    def _conv_segments(self, x, window, segments: Segments):
+        """The same over sequences back to back, x [total, d], window [n, K-1, d]: each
+        sequence's window goes before it, and one conv runs over all of them, so no
+        tap reaches into another sequence."""
+        before = self.conv_kernel - 1
+        n, d = segments.count, x.shape[1]
+        # sequence k's stretch starts at first[k] + k * (K-1): its window, then its tokens
+        stretch = segments.first + torch.arange(n, device=x.device) * before
+        token_at = torch.arange(x.shape[0], device=x.device) + (segments.sequence + 1) * before
+        window_at = (stretch.unsqueeze(1) + torch.arange(before, device=x.device)).flatten()
+        padded = x.new_zeros(x.shape[0] + n * before, d).index_copy(0, token_at, x)
+        if window is not None:
+            padded = padded.index_copy(0, window_at, window.reshape(n * before, d))
+        conv = F.conv1d(padded.t().unsqueeze(0), self.conv.weight, self.conv.bias, groups=d)[0].t()
+        after = (stretch + segments.lengths).unsqueeze(1) + torch.arange(before, device=x.device)
+        return F.silu(conv.index_select(0, token_at - before)), padded[after.flatten()].view(n, before, d)
 
 
 class LinearScanMixer(nn.Module):
@@ -250,13 +288,23 @@ class LinearScanMixer(nn.Module):
         _small_(self.in_proj.weight, dim)
         _by_depth_(self.out_proj.weight, dim, num_blocks)
 
-    def forward(self, x, state=None):
+    def forward(self, x, state=None, segments: Optional[Segments] = None):
         a_pre, v, gate = self.in_proj(x).chunk(3, dim=-1)
         a = torch.sigmoid(a_pre + self.gate_bias)
         x0 = None if state is None else state["x"]
-        xs, last = scan(a.contiguous(), ((1.0 - a) * v).contiguous(), x0=x0, layout="btd",
-                        backend=self.backend, return_last=True)
-        return self.out_proj(xs * F.silu(gate)), {"x": last}
+        if segments is None:
+            xs, last = scan(a.contiguous(), ((1.0 - a) * v).contiguous(), x0=x0, layout="btd",
+                            backend=self.backend, return_last=True)
+            return self.out_proj(xs * F.silu(gate)), {"x": last}
+        # One scan over the sequences back to back, each first step cut from the one
+        # before (its gate 0) and fed its own x0 instead: x_1 = a_1 x0 + (1 - a_1) v_1.
+        inputs = (1.0 - a) * v
+        if x0 is not None:
+            inputs = inputs.index_add(0, segments.first, a.index_select(0, segments.first) * x0)
+        cut = torch.ones(x.shape[0], 1, dtype=a.dtype, device=a.device).index_fill(0, segments.first, 0)
+        xs = scan((a * cut).unsqueeze(0).contiguous(), inputs.unsqueeze(0).contiguous(), layout="btd",
+                  backend=self.backend)[0]
+        return self.out_proj(xs * F.silu(gate)), {"x": xs.index_select(0, segments.last)}
 
 
 def _rotary(x, positions, theta):
@@ -287,7 +335,9 @@ class AttentionMixer(nn.Module):
             _small_(w.weight, dim)
         _by_depth_(self.wo.weight, dim, num_blocks)
 
-    def forward(self, x, state=None):
+    def forward(self, x, state=None, segments: Optional[Segments] = None):
+        if segments is not None:
+            return self._forward_segments(x, state, segments)
         batch, steps, dim = x.shape
         shape = (batch, steps, self.heads, dim // self.heads)
         past = 0 if state is None else state["keys"].shape[2]
@@ -303,6 +353,23 @@ class AttentionMixer(nn.Module):
         attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         y = self.wo(attended.transpose(1, 2).reshape(batch, steps, dim))
         return y, {"keys": k, "values": v}
+
+    def _forward_segments(self, x, state, segments: Segments):
+        """Sequences back to back, x [total, d], each from its start: a token attends to
+        the tokens of its own sequence up to itself, rotary positions count within it.
+        No KV cache comes in or goes out (a cache per sequence would be ragged)."""
+        if state is not None:
+            raise ValueError("AttentionMixer: with cu_seqlens every sequence starts afresh: no state "
+                             "(KV cache) is taken")
+        steps, dim = x.shape
+        shape = (1, steps, self.heads, dim // self.heads)
+        q = _rotary(self.wq(x).view(shape), segments.position, self.theta).transpose(1, 2)
+        k = _rotary(self.wk(x).view(shape), segments.position, self.theta).transpose(1, 2)
+        v = self.wv(x).view(shape).transpose(1, 2)
+        same = segments.sequence.unsqueeze(1) == segments.sequence.unsqueeze(0)
+        mask = same & torch.ones(steps, steps, dtype=torch.bool, device=x.device).tril()
+        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.wo(attended.transpose(1, 2).reshape(steps, dim)), None
 
 
 # --- blocks and the model ------------------------------------------------------------------
@@ -322,8 +389,8 @@ class Block(nn.Module):
         else:
             self.ffn_norm = self.ffn = None
 
-    def forward(self, x, state=None):
-        y, state = self.mixer(self.mixer_norm(x), state)
+    def forward(self, x, state=None, segments: Optional[Segments] = None):
+        y, state = self.mixer(self.mixer_norm(x), state, segments)
         x = x + y
         if self.ffn is not None:
             x = x + self.ffn(self.ffn_norm(x))
@@ -337,8 +404,8 @@ class PlainLayer(nn.Module):
         super().__init__()
         self.mixer = mixer
 
-    def forward(self, x, state=None):
-        return self.mixer(x, state)
+    def forward(self, x, state=None, segments: Optional[Segments] = None):
+        return self.mixer(x, state, segments)
 
 
 @dataclass
@@ -433,9 +500,20 @@ class FlashtrainLM(nn.Module):
         position = (0 if state is None else state.position) + tokens.shape[1]
         return F.linear(x, head), GenerationState(new_blocks, position)
 
-    def forward(self, tokens) -> torch.Tensor:
-        """tokens [B, T] integers -> logits [B, T, vocab]."""
-        return self.forward_with_state(tokens)[0]
+    def forward(self, tokens, cu_seqlens=None) -> torch.Tensor:
+        """tokens [B, T] integers -> logits [B, T, vocab]; with cu_seqlens (int [n + 1],
+        0, ..., total) tokens [total] are n sequences back to back, each from the start
+        (no state crosses into the next) -> logits [total, vocab]."""
+        if cu_seqlens is None:
+            return self.forward_with_state(tokens)[0]
+        tokens = self._check_tokens(torch.as_tensor(tokens).unsqueeze(0))[0]
+        segments = Segments.of(cu_seqlens, tokens.shape[0], tokens.device, type(self).__name__)
+        x = self.embedding(tokens)
+        for block in self.blocks:
+            x, _ = block(x, None, segments)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return F.linear(x, self.embedding.weight if self.head is None else self.head.weight)
 
     @torch.no_grad()
     def generate(self, prompt_tokens, max_new_tokens: int, temperature: float = 0.0,

@@ -29,7 +29,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence
 
 from ._recurrent import flashrnn
-from ._varlen import VarlenLayout, varlen_layout
+from ._varlen import Segments, VarlenLayout, varlen_layout
 from .modules import (BLOCK_KINDS, CELLS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer,
                       SlstmMixer, ffn_hidden)
 
@@ -396,11 +396,29 @@ def _ffn_width(name: str, dim: int, ffn_factor: float, multiple_of: int = DEFAUL
     return ffn_hidden(dim, ffn_factor, multiple_of) if ffn_factor > 0 else 0
 
 
-class SLSTM(SlstmMixer):
+class _TakesCuSeqlens:
+    """forward(x, state=None, *, cu_seqlens=None) for the public layers and blocks:
+    with cu_seqlens (int [n + 1]: 0, ..., total) x [total, dim] is n sequences back to
+    back and the state one row per sequence (None: each from zero); no state, window or
+    scan crosses from one sequence into the next. (A block hands its layer the
+    sequences as a third argument, made once.)"""
+
+    def forward(self, x, state=None, segments=None, *, cu_seqlens=None):
+        if cu_seqlens is not None:
+            name = type(self).__name__
+            if not isinstance(x, torch.Tensor) or x.dim() != 2:
+                raise ValueError(f"{name}: with cu_seqlens x must be [total, dim] (the sequences back to "
+                                 f"back), got {getattr(x, 'shape', type(x).__name__)}")
+            segments = Segments.of(cu_seqlens, x.shape[0], x.device, name)
+        return super().forward(x, state, segments)
+
+
+class SLSTM(_TakesCuSeqlens, SlstmMixer):
     """xLSTM's sLSTM layer: a causal depthwise convolution + SiLU feeding the i and f gates,
     head-wise gate projections, the sLSTM cell (exponential input gate, normaliser and
     stabiliser: docs/CELLS.md) on the op, a per-head LayerNorm.
-    forward(x [B, T, dim], state=None) -> (y [B, T, dim], state)."""
+    forward(x [B, T, dim], state=None) -> (y [B, T, dim], state); cu_seqlens= for
+    sequences back to back (x [total, dim])."""
 
     def __init__(self, dim: int, num_heads: int = 4, conv_kernel: int = DEFAULTS["conv_kernel"], *,
                  eps: float = DEFAULTS["norm_eps"], backend: str = "auto", num_blocks: int = 1):
@@ -410,10 +428,10 @@ class SLSTM(SlstmMixer):
         super().__init__(dim, num_heads, head_dim, conv_kernel, eps, backend, num_blocks)
 
 
-class SLSTMBlock(Block):
+class SLSTMBlock(_TakesCuSeqlens, Block):
     """The residual sLSTM block of flashtrain's LMs (xLSTM's): x + SLSTM(LayerNorm(x)), then
     + the gated feed-forward (ffn_factor x dim, rounded up to 64; 0: none).
-    forward(x [B, T, dim], state=None) -> (y, state). num_blocks (the model's depth) scales
+    forward(x [B, T, dim], state=None, cu_seqlens=None) -> (y, state). num_blocks (the model's depth) scales
     the initialisation of what writes into the residual stream."""
 
     def __init__(self, dim: int, num_heads: int = 4, conv_kernel: int = DEFAULTS["conv_kernel"], *,
@@ -423,10 +441,10 @@ class SLSTMBlock(Block):
         super().__init__("slstm", mixer, dim, eps, _ffn_width("SLSTMBlock", dim, ffn_factor), num_blocks)
 
 
-class RecurrentBlock(Block):
+class RecurrentBlock(_TakesCuSeqlens, Block):
     """The residual LSTM / GRU / Elman block of flashtrain's LMs: x + out_proj(h of the cell
     over LayerNorm(x)), num_heads heads of dim / num_heads (a block-diagonal recurrence), then
-    + the gated feed-forward. forward(x [B, T, dim], state=None) -> (y, state)."""
+    + the gated feed-forward. forward(x [B, T, dim], state=None, cu_seqlens=None) -> (y, state)."""
 
     def __init__(self, dim: int, num_heads: int = 4, kind: str = "lstm", *,
                  ffn_factor: float = DEFAULTS["ffn_factor"], eps: float = DEFAULTS["norm_eps"],

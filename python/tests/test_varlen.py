@@ -6,7 +6,7 @@ import unittest
 import torch
 
 from flashtrain import flashrnn, flashrnn_varlen
-from flashtrain._varlen import varlen_layout
+from flashtrain._varlen import Segments, varlen_layout
 
 CELLS = {"lstm": (4, 4, 2), "slstm": (4, 4, 4), "gru": (3, 4, 1), "elman": (1, 1, 1)}
 LENGTHS = [5, 1, 3, 7, 2, 4]  # unsorted, one of length 1
@@ -108,3 +108,89 @@ class VarlenTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def stack_states(states):
+    """Per-sequence block states (each batch 1) -> one state with a row per sequence."""
+    if states[0] is None:
+        return None
+    return {key: torch.cat([s[key] for s in states], dim=1 if key == "states" else 0) for key in states[0]}
+
+
+class BlocksVarlenTest(unittest.TestCase):
+    """cu_seqlens through the blocks and the language model: each sequence as if alone."""
+
+    def setUp(self):
+        torch.manual_seed(0)
+
+    def test_blocks_from_their_states_equal_each_sequence_alone(self):
+        import flashtrain.nn as fnn
+        from flashtrain.modules import Block, LinearScanMixer
+        dim, lengths, prefixes = 16, [5, 1, 7, 3], [2, 4, 1, 6]
+        blocks = {
+            "slstm (conv 4)": fnn.SLSTMBlock(dim, num_heads=2, conv_kernel=4),
+            "slstm (no conv)": fnn.SLSTMBlock(dim, num_heads=2, conv_kernel=0),
+            "lstm": fnn.LSTMBlock(dim, num_heads=2),
+            "gru": fnn.RecurrentBlock(dim, num_heads=4, kind="gru"),
+            "linear_scan": Block("linear_scan", LinearScanMixer(dim, 24, "auto"), dim, 1e-5, 32),
+        }
+        cu = torch.tensor([0] + lengths).cumsum(0)
+        for name, block in blocks.items():
+            block = block.double()
+            for with_states in (False, True):
+                with self.subTest(block=name, with_states=with_states):
+                    chunks = [torch.randn(n, dim, dtype=torch.float64, requires_grad=True) for n in lengths]
+                    starts, expected, expected_states = [], [], []
+                    for k, chunk in enumerate(chunks):
+                        state = None
+                        if with_states:
+                            _, state = block(torch.randn(1, prefixes[k], dim, dtype=torch.float64))
+                        starts.append(state)
+                        y, s = block(chunk.unsqueeze(0), state)
+                        expected.append(y[0])
+                        expected_states.append(s)
+                    if name == "linear_scan":  # no public block: the sequences made as a block makes them
+                        y, state = block(torch.cat(chunks), stack_states(starts),
+                                         Segments.of(cu, sum(lengths), "cpu", "test"))
+                    else:
+                        y, state = block(torch.cat(chunks), stack_states(starts), cu_seqlens=cu)
+                    torch.testing.assert_close(y, torch.cat(expected), rtol=0, atol=1e-12)
+                    for key, value in stack_states(expected_states).items():
+                        torch.testing.assert_close(state[key], value, rtol=0, atol=1e-12, msg=key)
+                    # The gradients of the inputs: one loss through both.
+                    weights = torch.randn_like(y)
+                    ours = torch.autograd.grad((y * weights).sum(), chunks)
+                    theirs = torch.autograd.grad((torch.cat(expected) * weights).sum(), chunks)
+                    for a, b in zip(ours, theirs):
+                        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+    def test_language_model_equals_each_sequence_alone(self):
+        import flashtrain.nn as fnn
+        lengths = [6, 2, 9, 1, 4]
+        cu = torch.tensor([0] + lengths).cumsum(0)
+        models = {
+            "residual mix": fnn.LanguageModel(50, 16, ["lstm", "slstm", "linear_scan", "transformer", "gru",
+                                                       "elman"], num_heads=2),
+            "plain": fnn.LanguageModel(50, 16, ["lstm", "gru"], num_heads=1, structure="plain"),
+        }
+        for name, model in models.items():
+            with self.subTest(model=name):
+                model = model.double()
+                tokens = torch.randint(0, 50, (sum(lengths),))
+                logits = model(tokens, cu_seqlens=cu)
+                expected = torch.cat([model(tokens[cu[k]:cu[k + 1]].unsqueeze(0))[0] for k in range(len(lengths))])
+                torch.testing.assert_close(logits, expected, rtol=0, atol=1e-12)
+
+    def test_errors_are_named(self):
+        import flashtrain.nn as fnn
+        block = fnn.LSTMBlock(16, num_heads=2)
+        with self.assertRaises(ValueError) as e:
+            block(torch.randn(1, 5, 16), cu_seqlens=[0, 5])
+        self.assertIn("[total, dim]", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            block(torch.randn(5, 16), cu_seqlens=[0, 2, 4])
+        self.assertIn("end at the 5 tokens", str(e.exception))
+        model = fnn.LanguageModel(50, 16, ["transformer"], num_heads=2)
+        with self.assertRaises(ValueError) as e:
+            model.blocks[0].mixer(torch.randn(3, 16), {"keys": None}, Segments.of([0, 3], 3, "cpu", "x"))
+        self.assertIn("no state", str(e.exception))
