@@ -35,10 +35,6 @@ BlockFrame frame_of(BlockKind kind, const BlockOptions& o) {
 
 std::string block_name(BlockKind kind) { return std::string(to_string(kind)) + " block"; }
 
-bool is_recurrent(BlockKind kind) {
-  return kind == BlockKind::kLstm || kind == BlockKind::kGru || kind == BlockKind::kElman;
-}
-
 std::string shape_of(const torch::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
   std::ostringstream out;
@@ -77,10 +73,9 @@ ResidualBlockImpl::ResidualBlockImpl(BlockKind kind, const BlockContext& context
                        std::to_string(context.d_model));
   }
   if (plain_) {
-    if (!is_recurrent(kind)) {
-      throw OptionsError(block_name(kind) + ": the plain structure stacks lstm, gru and elman " +
-                         "layers only; use the residual structure for " +
-                         std::string(to_string(kind)));
+    if (!info(kind).plain) {
+      throw OptionsError(block_name(kind) + ": the plain structure stacks " + plain_kind_names() +
+                         " layers only; use the residual structure for " + std::string(to_string(kind)));
     }
     mixer_ = register_module("mixer", make_mixer(kind, context, options));
     return;

@@ -24,6 +24,7 @@
 #include "flashtrain/trainer/checksum.h"
 #ifdef FLASHTRAIN_WITH_TOKENIZER
 #include "flashtrain/data/tokenizer.h"
+#include "flashtrain/models/block_kind.h"
 #include "flashtrain/models/option_defaults.h"
 #endif
 #include "recurrence.h"
@@ -182,6 +183,20 @@ std::string model_defaults() {
   return out.str();
 }
 
+// The models' block kinds (models/block_kind.h), as JSON for flashtrain.modules:
+// [{"name", "cell" ("" when not recurrent), "heads", "plain"}, ...] in the table's order.
+std::string block_kinds() {
+  std::ostringstream out;
+  out << "[";
+  for (const flashtrain::models::BlockKindInfo& row : flashtrain::models::kBlockKinds) {
+    out << (out.tellp() > 1 ? ", " : "") << "{\"name\": \"" << row.name << "\", \"cell\": \"" << row.cell
+        << "\", \"heads\": " << (row.heads ? "true" : "false") << ", \"plain\": " << (row.plain ? "true" : "false")
+        << "}";
+  }
+  out << "]";
+  return out.str();
+}
+
 // ---- scan -----------------------------------------------------------------
 
 flashrnn::ScanBackend choose_scan(const std::string& requested, const Tensor& a) {
@@ -317,6 +332,7 @@ TORCH_LIBRARY(flashtrain, m) {
       "ScalarType initial_type) -> (Tensor d_Wx, Tensor d_R, Tensor d_b, Tensor d_initial_states)");
   m.def("cell_layout(str cell) -> int[]", &cell_layout);
   m.def("model_defaults() -> str", &model_defaults);
+  m.def("block_kinds() -> str", &block_kinds);
   m.def(
       "scan_forward(Tensor a, Tensor b, Tensor? x0, str layout, bool reverse, str backend) -> "
       "(Tensor x, Tensor last)");

@@ -27,11 +27,15 @@ from ._scan import scan
 from ._varlen import Segments, flashrnn_varlen
 
 DEFAULTS = json.loads(torch.ops.flashtrain.model_defaults())
-RECURRENT_KINDS = ("lstm", "gru", "elman", "slstm")
-BLOCK_KINDS = RECURRENT_KINDS + ("linear_scan", "transformer")
-PLAIN_KINDS = ("lstm", "gru", "elman")
+# The block kinds, from the C++ models' one list (models/block_kind.h): every kind, the
+# recurrent ones (they run the op's cell of the same name) and those a plain model stacks.
+_BLOCK_TABLE = json.loads(torch.ops.flashtrain.block_kinds())
+BLOCK_KINDS = tuple(row["name"] for row in _BLOCK_TABLE)
+RECURRENT_KINDS = tuple(row["name"] for row in _BLOCK_TABLE if row["cell"])
+PLAIN_KINDS = tuple(row["name"] for row in _BLOCK_TABLE if row["plain"])
 # The op's gates G, bias slots Gb and states S per cell (docs/CELLS.md), from the op.
-CELLS = {cell: tuple(torch.ops.flashtrain.cell_layout(cell)[:3]) for cell in RECURRENT_KINDS}
+CELLS = {cell: tuple(torch.ops.flashtrain.cell_layout(cell)[:3])
+         for cell in (row["cell"] for row in _BLOCK_TABLE) if cell}
 
 
 # --- initialisation (models/src/init.h) -----------------------------------------------------

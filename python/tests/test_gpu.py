@@ -100,6 +100,21 @@ class VarlenGpuTest(unittest.TestCase):
                     torch.testing.assert_close(last[:, k].double(), ref_last[:, 0, 0], rtol=2e-3, atol=2e-3)
 
 
+    def test_language_model_with_cu_seqlens_equals_each_sequence_alone(self):
+        import flashtrain.nn as fnn
+        torch.manual_seed(0)
+        lengths = [100, 3, 57, 1, 64]
+        cu = torch.tensor([0] + lengths).cumsum(0)
+        model = fnn.LanguageModel(64, 128, ["lstm", "slstm", "linear_scan", "transformer", "gru"],
+                                  num_heads=2).cuda()
+        tokens = torch.randint(0, 64, (sum(lengths),), device="cuda")
+        with torch.no_grad():
+            logits = model(tokens, cu_seqlens=cu)
+            for k in range(len(lengths)):
+                alone = model(tokens[cu[k]:cu[k + 1]].unsqueeze(0))[0]
+                torch.testing.assert_close(logits[cu[k]:cu[k + 1]], alone, rtol=1e-4, atol=1e-4)
+
+
 @unittest.skipUnless(CUDA, "no CUDA device")
 class ScanGpuTest(unittest.TestCase):
     def test_against_float64(self):

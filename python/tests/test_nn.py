@@ -2,6 +2,7 @@
 constructor and the call, packed and padded variable-length batches, weights
 to and from torch.nn, gradients."""
 import itertools
+import json
 import unittest
 
 import torch
@@ -251,6 +252,24 @@ class FlashtrainBlocks(unittest.TestCase):
             with self.assertRaises(ValueError) as caught:
                 make()
             self.assertIn(words, str(caught.exception))
+
+    def test_every_block_kind_of_the_models_list_builds(self):
+        # The kinds come from the C++ models' one list through the extension: each
+        # builds and runs, and a plain model takes exactly the ones the list marks plain.
+        from flashtrain import modules
+        table = json.loads(torch.ops.flashtrain.block_kinds())
+        self.assertEqual(modules.BLOCK_KINDS, tuple(row["name"] for row in table))
+        self.assertEqual(set(modules.CELLS), {row["cell"] for row in table if row["cell"]})
+        tokens = torch.randint(0, 11, (2, 5))
+        for row in table:
+            with self.subTest(kind=row["name"]):
+                model = fnn.LanguageModel(11, 16, [row["name"]], num_heads=2)
+                self.assertEqual(tuple(model(tokens).shape), (2, 5, 11))
+                if row["plain"]:
+                    fnn.LanguageModel(11, 16, [row["name"]], num_heads=1, structure="plain")
+                else:
+                    with self.assertRaises(ValueError):
+                        fnn.LanguageModel(11, 16, [row["name"]], num_heads=1, structure="plain")
 
     def test_bad_options_say_what(self):
         for make, words in [(lambda: fnn.SLSTM(30, num_heads=4), "dim 30 is not a multiple of num_heads 4"),

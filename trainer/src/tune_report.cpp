@@ -8,6 +8,7 @@
 #include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/tc_explain.h"
 #include "flashtrain/config/consistency.h"
+#include "flashtrain/models/block_kind.h"
 #include "flashtrain/trainer/batch_probe.h"
 #include "flashtrain/trainer/command_line.h"
 
@@ -48,7 +49,8 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
   std::map<std::string, std::vector<std::int64_t>> layers;
   for (std::int64_t i = 0; i < c.model.n_layers; ++i) {
     const std::string& kind = c.model.layer_kind(i);
-    if (kind != "lstm" && kind != "slstm" && kind != "gru" && kind != "elman") continue;
+    const models::BlockKindInfo* row = models::find_block_kind(kind);
+    if (row == nullptr || row->cell.empty()) continue;
     if (!layers.count(kind)) kinds.push_back(kind);
     layers[kind].push_back(i);
   }
@@ -58,7 +60,10 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
       << (device_name.empty() || device_name.rfind("cuda", 0) == 0 ? " (live device)" : " (published properties)")
       << "\n";
   if (kinds.empty()) {
-    out << "the model has no recurrent blocks (lstm, slstm, gru, elman); the fused kernel has nothing to run\n";
+    std::string recurrent;
+    for (const models::BlockKindInfo& row : models::kBlockKinds)
+      if (!row.cell.empty()) recurrent += (recurrent.empty() ? "" : ", ") + std::string(row.name);
+    out << "the model has no recurrent blocks (" << recurrent << "); the fused kernel has nothing to run\n";
     return out.str();
   }
   if (c.model.backend != "fused" && c.model.backend != "auto")
@@ -76,7 +81,7 @@ std::string tune_report(const config::ResolvedConfig& resolved, const std::strin
          "(tc_tiling.txt) fits the device, else the alternating backend\n";
   for (const std::string& kind : kinds) {
     tune::FusedShape shape;
-    shape.cell = tune::parse_cell(kind);
+    shape.cell = tune::parse_cell(std::string(models::find_block_kind(kind)->cell));
     shape.heads = int(c.model.n_heads);
     shape.head_dim = int(c.model.resolved_head_dim());
     shape.batch = int(batch);

@@ -7,6 +7,8 @@
 
 #include "flashtrain/config/consistency.h"
 #include "flashtrain/config/load.h"
+#include "flashtrain/config/schema.h"
+#include "flashtrain/models/block_kind.h"
 #include "temp_files.h"
 
 namespace flashtrain::config {
@@ -66,6 +68,28 @@ TEST(Consistency, PlainStructureTakesRecurrentLayersOnly) {
             "blocks");
   const std::string scan = error_of({"--model.structure=plain", "--model.kind=linear_scan"});
   EXPECT_NE(scan.find("layer 0 the kind linear_scan"), std::string::npos) << scan;
+}
+
+// The config knows the block kinds from the models' one list (models/block_kind.h):
+// each row is a choice of model.kind in the table's order, and its columns decide
+// the checks (plain or not, recurrent heads or none).
+TEST(Consistency, BlockKindsComeFromTheModelsList) {
+  std::vector<std::string> names;
+  for (const models::BlockKindInfo& row : models::kBlockKinds) {
+    const std::string name(row.name);
+    names.push_back(name);
+    EXPECT_EQ(models::find_block_kind(name), &row);
+    EXPECT_EQ(is_multihead_rnn_kind(name), !row.cell.empty()) << name;
+    const std::string plain = error_of({"--model.structure=plain", "--model.kind=" + name});
+    EXPECT_EQ(plain == "no error", row.plain) << name << ": " << plain;
+    // 6 heads of 14 = 84 != 96: only kinds whose heads split the state refuse it.
+    const std::string heads = error_of({"--model.kind=" + name, "--model.dim=96", "--model.n_heads=6",
+                                        "--model.head_dim=14"});
+    EXPECT_EQ(heads != "no error", row.heads && !row.cell.empty()) << name << ": " << heads;
+  }
+  EXPECT_EQ(model_kinds(), names);
+  EXPECT_EQ(models::plain_kind_names(), "lstm, gru and elman");
+  EXPECT_EQ(models::find_block_kind("lsmt"), nullptr);
 }
 
 TEST(Consistency, TaskLengthsTheGeneratorCannotDraw) {

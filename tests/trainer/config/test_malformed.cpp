@@ -106,8 +106,8 @@ const Malformed kCases[] = {
     {"ChoiceUnlikeAny", "[lr_scheduler]\ndecay = \"exponential\"\n", 2, 9,
      "'decay' in [lr_scheduler] must be one of cosine, wsd, constant; got 'exponential'"},
     {"KindTypoInAList", "[model]\nn_layers = 2\nkind = [\"lstm\", \"lsmt\"]\n", 3, 17,
-     "element 2 of 'kind' in [model] must be one of lstm, slstm, gru, elman, transformer, "
-     "linear_scan; got 'lsmt'; did you mean 'lstm'?"},
+     "element 2 of 'kind' in [model] must be one of lstm, gru, elman, slstm, linear_scan, "
+     "transformer; got 'lsmt'; did you mean 'lstm'?"},
     {"EmptyKindList", "[model]\nkind = []\n", 2, 8, "'kind' in [model] must not be an empty array"},
     {"DottedKeyAtTheTop", "optimizer.weight_decay = -0.1\n", 1, 26,
      "'weight_decay' in [optimizer] must be >= 0; got -0.1"},

@@ -120,11 +120,11 @@ TEST(Overrides, ErrorsNameTheFlag) {
        "--model.backend=fusd: error: 'backend' in [model] must be one of vanilla, alternating, "
        "fused, auto; got 'fusd'; did you mean 'fused'?"},
       {"--model.kind=lstm,,gru",
-       "--model.kind=lstm,,gru: error: element 2 of 'kind' in [model] must be one of lstm, slstm, "
-       "gru, elman, transformer, linear_scan; got ''"},
+       "--model.kind=lstm,,gru: error: element 2 of 'kind' in [model] must be one of lstm, gru, "
+       "elman, slstm, linear_scan, transformer; got ''"},
       {"--model.kind=lstn",
-       "--model.kind=lstn: error: 'kind' in [model] must be one of lstm, slstm, gru, elman, transformer, "
-       "linear_scan; got 'lstn'; did you mean 'lstm'?"},
+       "--model.kind=lstn: error: 'kind' in [model] must be one of lstm, gru, elman, slstm, linear_scan, "
+       "transformer; got 'lstn'; did you mean 'lstm'?"},
       {"--job.name=", "--job.name=: error: 'name' in [job] must not be empty"},
       {"--training.steps.max=3",
        "--training.steps.max=3: error: an override names one section and one key: "

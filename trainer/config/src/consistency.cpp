@@ -7,6 +7,7 @@
 
 #include "flashtrain/data/error.h"
 #include "flashtrain/data/loader.h"
+#include "flashtrain/models/block_kind.h"
 #include "flashtrain/models/option_defaults.h"
 #include "flashtrain/data/tasks.h"
 
@@ -22,10 +23,11 @@ void check_plain_kinds(const ResolvedConfig& resolved) {
   if (m.structure != "plain") return;
   for (std::int64_t layer = 0; layer < m.n_layers; ++layer) {
     const std::string& kind = m.layer_kind(layer);
-    if (kind == "lstm" || kind == "gru" || kind == "elman") continue;
+    const models::BlockKindInfo* row = models::find_block_kind(kind);
+    if (row != nullptr && row->plain) continue;
     throw resolved.error_at({"model.structure", "model.kind"},
-                            "model.structure = plain stacks lstm, gru and elman layers, but model.kind "
-                            "gives layer " + to_string(layer) + " the kind " + kind +
+                            "model.structure = plain stacks " + models::plain_kind_names() +
+                                " layers, but model.kind gives layer " + to_string(layer) + " the kind " + kind +
                                 "; use model.structure = residual for " + kind + " blocks");
   }
 }
@@ -39,11 +41,12 @@ void check_blocks(const ResolvedConfig& resolved) {
                                 "; give one kind for all layers or one per layer");
 
   check_plain_kinds(resolved);
-  bool uses_heads = false;  // linear-scan blocks have no heads
+  bool uses_heads = false;  // a block kind that model.n_heads splits
   std::string rnn_kind;     // a block kind that needs n_heads x head_dim == dim
   for (std::int64_t layer = 0; layer < m.n_layers; ++layer) {
     const std::string& kind = m.layer_kind(layer);
-    if (kind != "linear_scan") uses_heads = true;
+    const models::BlockKindInfo* row = models::find_block_kind(kind);
+    if (row != nullptr && row->heads) uses_heads = true;
     if (rnn_kind.empty() && is_multihead_rnn_kind(kind)) rnn_kind = kind;
   }
   if (!uses_heads) return;

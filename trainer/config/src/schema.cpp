@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "flashtrain/data/tasks.h"
+#include "flashtrain/models/block_kind.h"
 
 namespace flashtrain::config {
 namespace {
@@ -427,13 +428,17 @@ std::optional<ValueProblem> check_value(const KeySpec& key, const Value& value) 
 }
 
 const std::vector<std::string>& model_kinds() {
-  static const std::vector<std::string> kinds = {"lstm", "slstm", "gru", "elman", "transformer",
-                                                 "linear_scan"};
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> names;
+    for (const models::BlockKindInfo& row : models::kBlockKinds) names.emplace_back(row.name);
+    return names;
+  }();
   return kinds;
 }
 
 bool is_multihead_rnn_kind(std::string_view kind) {
-  return kind == "lstm" || kind == "slstm" || kind == "gru" || kind == "elman";
+  const models::BlockKindInfo* row = models::find_block_kind(kind);
+  return row != nullptr && !row->cell.empty();
 }
 
 }  // namespace flashtrain::config
