@@ -83,6 +83,27 @@ StepOutput AttentionMixer::forward_step(const torch::Tensor& x_t, const BlockSta
   return {output(attended).squeeze(1), {{"keys", all_keys}, {"values", all_values}}};
 }
 
+// The chunk's queries against the cache and the chunk's own keys at once: query
+// i (position past + i) sees keys 0 .. past + i.
+ChunkOutput AttentionMixer::forward_chunk(const torch::Tensor& x, const BlockState& state) {
+  const int64_t batch = x.size(0), steps = x.size(1);
+  const std::vector<int64_t> cache_shape{batch, num_heads_, -1, head_dim_};
+  const torch::Tensor& keys = state_entry(state, "keys", cache_shape, kName);
+  const torch::Tensor& values = state_entry(state, "values", cache_shape, kName);
+  if (keys.size(2) != values.size(2)) {
+    throw InputError(std::string(kName) + ": the KV cache holds " + std::to_string(keys.size(2)) +
+                     " keys but " + std::to_string(values.size(2)) + " values");
+  }
+  const int64_t past = keys.size(2);
+  const auto [q, k, v] = project(x, /*first_position=*/past);
+  const torch::Tensor all_keys = torch::cat({keys, k}, 2);
+  const torch::Tensor all_values = torch::cat({values, v}, 2);
+  const torch::Tensor sees =
+      torch::ones({steps, past + steps}, torch::TensorOptions(torch::kBool).device(x.device())).tril(past);
+  const torch::Tensor attended = at::scaled_dot_product_attention(q, all_keys, all_values, sees);
+  return {output(attended), {{"keys", all_keys}, {"values", all_values}}};
+}
+
 BlockState AttentionMixer::initial_state(int64_t batch, const torch::TensorOptions& options) const {
   const torch::Tensor empty = torch::zeros({batch, num_heads_, 0, head_dim_}, options);
   return {{"keys", empty}, {"values", empty}};

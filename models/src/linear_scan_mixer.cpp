@@ -75,6 +75,15 @@ StepOutput LinearScanMixer::forward_step(const torch::Tensor& x_t, const BlockSt
   return {y, {{"x", scanned.last}}};
 }
 
+// The chunk in one scan from the carried state.
+ChunkOutput LinearScanMixer::forward_chunk(const torch::Tensor& x, const BlockState& state) {
+  const ScanInputs in = scan_inputs(x);  // [B, T, H]
+  flashrnn::ScanOptions options = scan_options();
+  options.x0 = state_entry(state, "x", {x.size(0), hidden_dim_}, kName);
+  const flashrnn::ScanResult scanned = flashrnn::scan(in.a, in.b, options);
+  return {out_proj_(scanned.x * torch::silu(in.output_gate)), {{"x", scanned.last}}};
+}
+
 BlockState LinearScanMixer::initial_state(int64_t batch,
                                           const torch::TensorOptions& options) const {
   return {{"x", torch::zeros({batch, hidden_dim_}, options)}};

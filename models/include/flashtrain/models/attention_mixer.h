@@ -20,6 +20,7 @@ class AttentionMixer : public Mixer {
 
   torch::Tensor forward(const torch::Tensor& x) override;
   StepOutput forward_step(const torch::Tensor& x_t, const BlockState& state) override;
+  ChunkOutput forward_chunk(const torch::Tensor& x, const BlockState& state) override;
   BlockState initial_state(int64_t batch, const torch::TensorOptions& options) const override;
   // Projections 8 d^2 plus q.k and attention-weighted values over the whole
   // context, 4 d * context (PaLM's convention: the causal mask's saving is not

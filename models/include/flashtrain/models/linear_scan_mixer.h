@@ -26,6 +26,7 @@ class LinearScanMixer : public Mixer {
 
   torch::Tensor forward(const torch::Tensor& x) override;
   StepOutput forward_step(const torch::Tensor& x_t, const BlockState& state) override;
+  ChunkOutput forward_chunk(const torch::Tensor& x, const BlockState& state) override;
   BlockState initial_state(int64_t batch, const torch::TensorOptions& options) const override;
   double forward_flops_per_token(int64_t context) const override;
 
