@@ -18,10 +18,10 @@
 #include "flashtrain/data/prepare_command.h"
 #include "flashtrain/distributed/environment.h"
 #include "flashtrain/distributed/local_launcher.h"
-#include "flashtrain/trainer/command_line.h"
-#include "flashtrain/trainer/commands.h"
-#include "flashtrain/trainer/tune_report.h"
-#include "flashtrain/trainer/world_rules.h"
+#include "flashtrain/trainer/cli/command_line.h"
+#include "flashtrain/trainer/cli/commands.h"
+#include "flashtrain/trainer/cli/tune_report.h"
+#include "flashtrain/trainer/run/world_rules.h"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include "cells/registry.h"
 #include "flashrnn/flashrnn.h"
 #include "flashrnn/scan.h"
-#include "flashtrain/trainer/checksum.h"
+#include "flashtrain/trainer/checkpoint/checksum.h"
 #ifdef FLASHTRAIN_WITH_TOKENIZER
 #include "flashtrain/data/tokenizer.h"
 #include "flashtrain/models/block_kind.h"
@@ -267,7 +267,7 @@ std::string torch_version() {
 }
 
 // The checksum a manifest.json records for a file (FNV-1a, 64 bit, as 16 hex
-// digits): the trainer's own code (trainer/src/checksum.cpp) is compiled into
+// digits): the trainer's own code (trainer/src/checkpoint/checksum.cpp) is compiled into
 // this library, so load_export checks an export exactly as the trainer does.
 std::string checksum_of_file(const std::string& path) {
   return flashtrain::trainer::fnv1a64_of_file(path);

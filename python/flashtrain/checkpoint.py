@@ -38,7 +38,7 @@ def _config_int(config, key, directory, minimum=1):
 
 def _fnv1a64_of_file(path) -> str:
     """The checksum manifest.json records for a file: FNV-1a (64 bit) as 16 hex digits,
-    computed by the trainer's own code (trainer/src/checksum.cpp, in the extension)."""
+    computed by the trainer's own code (trainer/src/checkpoint/checksum.cpp, in the extension)."""
     if not hasattr(torch.ops.flashtrain, "fnv1a64_of_file"):
         raise ImportError("flashtrain: the extension predates load_export's manifest check "
                           "(no fnv1a64_of_file); rebuild it (cmake --build build --target "
@@ -48,7 +48,7 @@ def _fnv1a64_of_file(path) -> str:
 
 def _verify_manifest(directory):
     """Checks every file manifest.json lists against its size and checksum, as the trainer
-    does before it reads an export or a checkpoint (trainer/src/staged_directory.cpp,
+    does before it reads an export or a checkpoint (trainer/src/checkpoint/staged_directory.cpp,
     verify_manifest): a flipped bit or an edited config.json is refused, not loaded."""
     path = os.path.join(directory, MANIFEST)
     if not os.path.isfile(path):

@@ -492,7 +492,7 @@ class LanguageModel(FlashtrainLM):
         config = {"vocab_size": vocab_size, "d_model": dim, "n_heads": num_heads, "head_dim": head_dim,
                   "blocks": blocks, "structure": structure, "tie_embeddings": bool(tie_embeddings),
                   "norm_eps": norm_eps, "rope_theta": rope_theta}
-        # The trainer's choices (trainer/src/model_factory.cpp): one feed-forward width for every
+        # The trainer's choices (trainer/src/run/model_factory.cpp): one feed-forward width for every
         # block, a dense input projection, the scan as wide as the model.
         layout = [{"ffn_hidden": hidden, "block_diagonal": False, "conv_kernel": conv_kernel,
                    "scan_width": dim} for _ in blocks]

@@ -10,7 +10,7 @@
 #include <iterator>
 #include <string>
 
-#include "flashtrain/trainer/remove_tree.h"
+#include "flashtrain/trainer/checkpoint/remove_tree.h"
 
 namespace flashtrain::trainer::testing {
 

@@ -1,6 +1,6 @@
 // training.local_batch_size = auto: the candidates, the CPU fallback and the
 // probe's choice, with a fake memory measurement in place of the GPU's.
-#include "flashtrain/trainer/batch_probe.h"
+#include "flashtrain/trainer/batch/batch_probe.h"
 
 #include <gtest/gtest.h>
 

@@ -8,10 +8,10 @@
 #include <chrono>
 #include <thread>
 
-#include "flashtrain/trainer/checkpoint_folder.h"
-#include "flashtrain/trainer/checksum.h"
-#include "flashtrain/trainer/remove_tree.h"
-#include "flashtrain/trainer/staged_directory.h"
+#include "flashtrain/trainer/checkpoint/checkpoint_folder.h"
+#include "flashtrain/trainer/checkpoint/checksum.h"
+#include "flashtrain/trainer/checkpoint/remove_tree.h"
+#include "flashtrain/trainer/checkpoint/staged_directory.h"
 #include "scratch_dir.h"
 
 namespace flashtrain::trainer {

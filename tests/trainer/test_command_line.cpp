@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "flashtrain/config/load.h"
-#include "flashtrain/trainer/command_line.h"
+#include "flashtrain/trainer/cli/command_line.h"
 
 namespace flashtrain::trainer {
 namespace {

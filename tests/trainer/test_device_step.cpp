@@ -21,9 +21,9 @@
 #include "fake_communicator.h"
 #include "flashtrain/data/tasks.h"
 #include "flashtrain/distributed/reducer.h"
-#include "flashtrain/trainer/device_step.h"
-#include "flashtrain/trainer/optimizer.h"
-#include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/step/device_step.h"
+#include "flashtrain/trainer/step/optimizer.h"
+#include "flashtrain/trainer/run/trainer.h"
 #include "tiny_run.h"
 
 namespace flashtrain::trainer {

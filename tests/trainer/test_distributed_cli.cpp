@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "flashtrain/trainer/checkpoint_folder.h"
+#include "flashtrain/trainer/checkpoint/checkpoint_folder.h"
 #include "flashtrain_process.h"
 #include "scratch_dir.h"
 

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "flashtrain/trainer/exporter.h"
-#include "flashtrain/trainer/safetensors.h"
-#include "flashtrain/trainer/sampler.h"
-#include "flashtrain/trainer/staged_directory.h"
-#include "flashtrain/trainer/tensor_file.h"
-#include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/checkpoint/exporter.h"
+#include "flashtrain/trainer/checkpoint/safetensors.h"
+#include "flashtrain/trainer/cli/sampler.h"
+#include "flashtrain/trainer/checkpoint/staged_directory.h"
+#include "flashtrain/trainer/checkpoint/tensor_file.h"
+#include "flashtrain/trainer/run/trainer.h"
 #include "python_script.h"
 #include "tiny_run.h"
 

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashtrain/trainer/checkpoint_folder.h"
+#include "flashtrain/trainer/checkpoint/checkpoint_folder.h"
 #include "flashtrain_process.h"
 #include "scratch_dir.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "flashtrain/config/load.h"
-#include "flashtrain/trainer/lr_schedule.h"
+#include "flashtrain/trainer/step/lr_schedule.h"
 
 namespace flashtrain::trainer {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "flashtrain/trainer/optimizer.h"
+#include "flashtrain/trainer/step/optimizer.h"
 
 namespace flashtrain::trainer {
 namespace {

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "flashtrain/trainer/metrics_log.h"
-#include "flashtrain/trainer/nonfinite_guard.h"
-#include "flashtrain/trainer/peak_flops.h"
-#include "flashtrain/trainer/progress.h"
+#include "flashtrain/trainer/run/metrics_log.h"
+#include "flashtrain/trainer/step/nonfinite_guard.h"
+#include "flashtrain/trainer/run/peak_flops.h"
+#include "flashtrain/trainer/run/progress.h"
 #include "scratch_dir.h"
 
 namespace flashtrain::trainer {

@@ -11,10 +11,10 @@
 #include <iomanip>
 #include <sstream>
 
-#include "flashtrain/trainer/exporter.h"
-#include "flashtrain/trainer/staged_directory.h"
-#include "flashtrain/trainer/tensor_file.h"
-#include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/checkpoint/exporter.h"
+#include "flashtrain/trainer/checkpoint/staged_directory.h"
+#include "flashtrain/trainer/checkpoint/tensor_file.h"
+#include "flashtrain/trainer/run/trainer.h"
 #include "python_script.h"
 #include "tiny_run.h"
 

@@ -12,10 +12,10 @@
 #include <torch/torch.h>
 
 #include "flashtrain/config/resolved_config.h"
-#include "flashtrain/trainer/checkpoint_folder.h"
-#include "flashtrain/trainer/remove_tree.h"
-#include "flashtrain/trainer/run_folder.h"
-#include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/checkpoint/checkpoint_folder.h"
+#include "flashtrain/trainer/checkpoint/remove_tree.h"
+#include "flashtrain/trainer/run/run_folder.h"
+#include "flashtrain/trainer/run/trainer.h"
 #include "tiny_run.h"
 
 namespace flashtrain::trainer {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "flashtrain/trainer/safetensors.h"
+#include "flashtrain/trainer/checkpoint/safetensors.h"
 
 namespace flashtrain::trainer {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashtrain/trainer/step_profiler.h"
-#include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/step/step_profiler.h"
+#include "flashtrain/trainer/run/trainer.h"
 #include "tiny_run.h"
 
 namespace flashtrain::trainer {

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "flashtrain/trainer/stop_signal.h"
+#include "flashtrain/trainer/run/stop_signal.h"
 
 namespace flashtrain::trainer {
 namespace {

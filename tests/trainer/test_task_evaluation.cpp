@@ -8,10 +8,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "flashtrain/trainer/batch_source.h"
-#include "flashtrain/trainer/evaluator.h"
-#include "flashtrain/trainer/task_setup.h"
-#include "flashtrain/trainer/trainer.h"
+#include "flashtrain/trainer/batch/batch_source.h"
+#include "flashtrain/trainer/run/evaluator.h"
+#include "flashtrain/trainer/batch/task_setup.h"
+#include "flashtrain/trainer/run/trainer.h"
 #include "tiny_run.h"
 
 namespace flashtrain::trainer {

@@ -17,10 +17,10 @@
 #include "flashtrain/config/json.h"
 #include "flashtrain/config/schema.h"
 #include "flashtrain/data/error.h"
-#include "flashtrain/trainer/checkpoint_folder.h"
-#include "flashtrain/trainer/staged_directory.h"
-#include "flashtrain/trainer/trainer.h"
-#include "flashtrain/trainer/training_checkpoint.h"
+#include "flashtrain/trainer/checkpoint/checkpoint_folder.h"
+#include "flashtrain/trainer/checkpoint/staged_directory.h"
+#include "flashtrain/trainer/run/trainer.h"
+#include "flashtrain/trainer/checkpoint/training_checkpoint.h"
 #include "tiny_run.h"
 
 namespace flashtrain::trainer {

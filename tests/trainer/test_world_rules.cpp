@@ -1,6 +1,6 @@
 // How a run spreads over ranks: each rank's device, when flashtrain starts
 // ranks itself, nproc against a launcher, resuming on another world size.
-#include "flashtrain/trainer/world_rules.h"
+#include "flashtrain/trainer/run/world_rules.h"
 
 #include <gtest/gtest.h>
 
