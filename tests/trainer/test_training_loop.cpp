@@ -107,6 +107,26 @@ TEST(TrainingLoop, MetricsAreJsonLines) {
   EXPECT_NE(out.log.find("step  5/20 | loss"), std::string::npos) << out.log;
 }
 
+// The last checkpoint is written before the final validation, so a run
+// stopped or killed during that validation loses nothing: resumed at its last
+// step it validates (here: run again after it finished).
+TEST(TrainingLoop, TheCheckpointPrecedesTheFinalValidationAndAResumeAtTheEndValidates) {
+  TinyRun run;
+  train(run.config({"--training.steps=6", "--validation.every=3"}));
+  const Outcome again = train(run.config({"--training.steps=6", "--validation.every=3"}));
+  EXPECT_NE(again.log.find("nothing to train: at step 6"), std::string::npos) << again.log;
+  EXPECT_NE(again.log.find("validation at step 6"), std::string::npos) << again.log;
+  std::ifstream in(run.dir() / "out" / "metrics.jsonl");
+  std::vector<std::string> at_step_6;  // the kinds and events of step 6, in order
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record.value("step", -1) != 6) continue;
+    const char* field = record["kind"] == "event" ? "event" : "kind";
+    at_step_6.push_back(record[field].get<std::string>());
+  }
+  EXPECT_EQ(at_step_6, (std::vector<std::string>{"train", "checkpoint", "val", "resume", "val"}));
+}
+
 // On a GPU the progress lines carry the peak memory of their own interval: a
 // 512 MiB tensor made and freed after step 2 shows in the line of step 2 only.
 // On the CPU there is no such field (skipped, saying so).

@@ -818,6 +818,10 @@ TrainResult Trainer::run() {
     s.log << "nothing to train: at step " << s.progress.step << " of training.steps = " << c.training.steps << "\n";
   if (s.progress.step == 0) s.metrics.write({{"kind", "event"}, {"event", "start"}, {"config_hash", config::config_hash(c)}});
   else s.metrics.write({{"kind", "event"}, {"event", "resume"}, {"step", s.progress.step}});
+  // Resumed at the last step: the final validation (saved before it, the run
+  // may have stopped during it).
+  if (s.progress.step > 0 && s.progress.step == c.training.steps && c.validation.every > 0)
+    result.last_validation = s.validate();
 
   // training.profile_steps: after three steps of this run (warm-up, graph
   // capture), or from the first when the run is shorter; rank 0 only.
@@ -862,10 +866,12 @@ TrainResult Trainer::run() {
       return false;
     }
     const bool last = report.step == c.training.steps || reached_target;
+    // The checkpoint before the validation: a run stopped or killed during a
+    // long validation has lost nothing (resumed at the end, it validates).
+    if (is_checkpoint_step(c, report.step) || (c.checkpoint.enable && last)) s.save();
     if (c.validation.every > 0 && (report.step % c.validation.every == 0 || last)) {
       result.last_validation = s.validate();
     }
-    if (is_checkpoint_step(c, report.step) || (c.checkpoint.enable && last)) s.save();
     if (reached_target) {
       result.status = TrainStatus::kReachedTarget;
       return false;
