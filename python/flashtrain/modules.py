@@ -15,6 +15,7 @@ models' own (models/option_defaults.h).
 """
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -376,6 +377,13 @@ class AttentionMixer(nn.Module):
         return self.wo(attended.transpose(1, 2).reshape(steps, dim)), None
 
 
+def _clock(device) -> float:
+    """Seconds on a monotonic clock once the device has finished its queued work."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
 # --- blocks and the model ------------------------------------------------------------------
 
 class Block(nn.Module):
@@ -535,6 +543,9 @@ class FlashtrainLM(nn.Module):
         stop_token); generation ends when every row has stopped.
         Returns the tokens [B, T + new] (a 1-D prompt gives [T + new]) and, with
         return_logits, also the logits each new token was chosen from [B, new, vocab].
+        Afterwards `generation_stats` holds the prompt's and the new tokens' counts (per
+        row), the seconds of the prefill and of the decode, and their tokens per second
+        (all rows; the GPU synchronised before each clock reading).
         """
         prompt = torch.as_tensor(prompt_tokens)
         one_row = prompt.dim() == 1
@@ -550,7 +561,9 @@ class FlashtrainLM(nn.Module):
             generator = torch.Generator(device=prompt.device).manual_seed(int(seed))
         out, chosen_logits = [prompt], []
         stopped = torch.zeros(prompt.shape[0], dtype=torch.bool, device=prompt.device)
+        started = _clock(prompt.device)
         logits, state = self.forward_with_state(prompt)
+        prefilled = _clock(prompt.device)
         for i in range(max_new_tokens):
             last = logits[:, -1]
             if temperature > 0:
@@ -566,6 +579,13 @@ class FlashtrainLM(nn.Module):
             if i + 1 == max_new_tokens or (stop_token is not None and bool(stopped.all())):
                 break
             logits, state = self.forward_with_state(token[:, None], state)
+        decoded = _clock(prompt.device)
+        rows, new = prompt.shape[0], len(out) - 1
+        self.generation_stats = {
+            "prompt_tokens": prompt.shape[1], "new_tokens": new,
+            "prefill_seconds": prefilled - started, "decode_seconds": decoded - prefilled,
+            "prefill_tokens_per_second": rows * prompt.shape[1] / max(prefilled - started, 1e-9),
+            "decode_tokens_per_second": rows * new / max(decoded - prefilled, 1e-9)}
         tokens = torch.cat(out, dim=1)
         if one_row:
             tokens = tokens[0]

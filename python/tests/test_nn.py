@@ -246,6 +246,15 @@ class FlashtrainBlocks(unittest.TestCase):
         plain = fnn.LanguageModel(11, 32, ["lstm"] * 2, num_heads=1, structure="plain", tie_embeddings=False)
         self.assertIsNone(plain.final_norm)
         self.assertEqual(tuple(plain.generate(tokens[0], max_new_tokens=3).shape), (10,))
+        stats = plain.generation_stats  # the prompt in one pass, then 3 steps
+        self.assertEqual((stats["prompt_tokens"], stats["new_tokens"]), (7, 3))
+        self.assertTrue(stats["prefill_seconds"] > 0 and stats["decode_seconds"] > 0, stats)
+        self.assertAlmostEqual(stats["decode_tokens_per_second"], 3 / stats["decode_seconds"])
+        plain.generate(tokens, max_new_tokens=0)
+        self.assertEqual((plain.generation_stats["new_tokens"], plain.generation_stats["decode_tokens_per_second"]),
+                         (0, 0.0))
+        self.assertAlmostEqual(plain.generation_stats["prefill_tokens_per_second"],
+                               2 * 7 / plain.generation_stats["prefill_seconds"])
         for make, words in [(lambda: fnn.LanguageModel(11, 32, ["slstm"], structure="plain"),
                              "blocks must be a non-empty list of lstm, gru, elman"),
                             (lambda: fnn.LanguageModel(11, 32, []), "blocks must be a non-empty list")]:
