@@ -2,6 +2,7 @@
 // exactly [bos] + encode(document) + [eos] per document, in name order.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -63,7 +64,8 @@ TEST(PrepareDocuments, BadInputsAreClearErrors) {
   fs::create_directories(dir.path() / "other");
   write_text(dir.file("other/a.txt"), "a");
   expect_error<DataError>([&] { find_documents({dir.file("nope")}); }, {"input", "nope", "does not exist"});
-  expect_error<DataError>([&] { find_documents({dir.file("empty")}); }, {"empty", "holds no *.txt file"});
+  expect_error<DataError>([&] { find_documents({dir.file("empty")}); },
+                          {"empty", "holds no *.txt, *.jsonl or *.jsonl.gz file"});
   expect_error<DataError>([&] { find_documents({dir.file("a.txt"), dir.file("other")}); },
                           {"two documents are named 'a.txt'"});
 }
@@ -107,6 +109,16 @@ class PrepareRun : public ::testing::Test {
       write_text(dir_.file("docs/doc" + std::to_string(100 + d) + ".txt"),
                  testing::generated_document(static_cast<std::uint64_t>(d), 12 + d % 7));
     }
+  }
+
+  // The 40 documents' texts, in name order.
+  std::vector<std::string> document_texts() const {
+    std::vector<std::string> texts;
+    for (int d = 0; d < 40; ++d) {
+      std::ifstream in(dir_.file("docs/doc" + std::to_string(100 + d) + ".txt"), std::ios::binary);
+      texts.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+    return texts;
   }
 
   PrepareOptions options(const std::string& out, int threads) const {
@@ -167,6 +179,77 @@ TEST_F(PrepareRun, ShardsHoldEachDocumentInOrder) {
   // The loader reads what prepare wrote.
   ShardLoader loader({find_shards(dir_.file("out/train_*.bin")), 4, 64, 0, 0, 1, true, 600});
   EXPECT_EQ(loader.next().tokens.size(), 4u * 65u);
+}
+
+// One JSON line per document, {"id": ..., "text": ...}; gzipped when `gzip`.
+void write_json_lines(const std::string& path, const std::vector<std::string>& texts, bool gzip,
+                      const std::string& field = "text") {
+  std::string content;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    content += nlohmann::json{{"id", i}, {field, texts[i]}}.dump() + "\n";
+    if (i == 2) content += "\n";  // a blank line: no document
+  }
+  if (!gzip) return write_text(path, content);
+  gzFile out = gzopen(path.c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  const auto size = static_cast<unsigned>(content.size());
+  ASSERT_EQ(gzwrite(out, content.data(), size), static_cast<int>(size));
+  ASSERT_EQ(gzclose(out), Z_OK);
+}
+
+// The 40 documents as JSON lines, 20 in a .jsonl and 20 in a .jsonl.gz, give the
+// tokens the 40 text files give (the same order: names sort in file order).
+TEST_F(PrepareRun, JsonLinesGiveTheTokensTextFilesGive) {
+  PrepareOptions from_text = options("text", 2);
+  from_text.val_fraction = 0.0;
+  const PrepareReport text_report = prepare_shards(from_text);
+  const std::vector<std::string> texts = document_texts();
+  fs::create_directories(dir_.path() / "lines");
+  write_json_lines(dir_.file("lines/a.jsonl"), {texts.begin(), texts.begin() + 20}, false);
+  write_json_lines(dir_.file("lines/b.jsonl.gz"), {texts.begin() + 20, texts.end()}, true);
+
+  PrepareOptions from_lines = options("lines_out", 3);
+  from_lines.inputs = {dir_.file("lines")};
+  from_lines.val_fraction = 0.0;
+  from_lines.train_tokenizer = false;
+  from_lines.tokenizer_model = from_text.tokenizer_model;
+  const PrepareReport lines_report = prepare_shards(from_lines);
+  EXPECT_EQ(lines_report.train.documents, 40);
+  EXPECT_EQ(lines_report.train.bytes, text_report.train.bytes);
+  EXPECT_EQ(concatenated_tokens(lines_report.train.shards), concatenated_tokens(text_report.train.shards));
+  const auto docs = find_documents(from_lines.inputs);
+  EXPECT_EQ(docs[3].name, "a.jsonl:0000000005");  // line 4 is blank
+  EXPECT_EQ(docs[20].name, "b.jsonl.gz:0000000001");
+
+  // A tokenizer trained on JSON lines (their texts, through a temporary file).
+  PrepareOptions trained = options("lines_trained", 2);
+  trained.inputs = {dir_.file("lines/b.jsonl.gz")};
+  const PrepareReport trained_report = prepare_shards(trained);
+  EXPECT_EQ(trained_report.vocab_size, 600);
+  EXPECT_EQ(trained_report.train.documents + trained_report.val.documents, 20);
+  EXPECT_FALSE(fs::exists(dir_.file("lines_trained/.tokenizer-text.tmp")));
+}
+
+TEST_F(PrepareRun, BadJsonLinesNameTheFileAndLine) {
+  fs::create_directories(dir_.path() / "bad");
+  write_text(dir_.file("bad/x.jsonl"), "{\"text\": \"fine\"}\nnot json\n");
+  write_text(dir_.file("bad/y.jsonl"), "{\"content\": \"no text field\"}\n");
+  PrepareOptions o = options("bad_out", 2);
+  o.val_fraction = 0.0;
+  o.inputs = {dir_.file("bad/x.jsonl")};
+  expect_error<DataError>([&] { prepare_shards(o); }, {"x.jsonl' line 2", "is not a JSON object"});
+  o.inputs = {dir_.file("bad/y.jsonl")};
+  expect_error<DataError>([&] { prepare_shards(o); },
+                          {"y.jsonl' line 1", "no string field 'text'", "--text-field"});
+  write_json_lines(dir_.file("bad/content.jsonl"), document_texts(), false, "content");
+  o.inputs = {dir_.file("bad/content.jsonl")};
+  o.text_field = "content";
+  o.output_dir = dir_.file("content_out");
+  o.tokenizer_model = dir_.file("content_out/tokenizer.model");
+  EXPECT_EQ(prepare_shards(o).train.documents, 40);
+  write_text(dir_.file("bad/empty.jsonl"), "\n\n");
+  expect_error<DataError>([&] { find_documents({dir_.file("bad/empty.jsonl")}); },
+                          {"empty.jsonl", "holds no JSON line"});
 }
 
 TEST_F(PrepareRun, OutputDoesNotDependOnThreads) {

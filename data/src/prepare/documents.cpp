@@ -7,6 +7,7 @@
 #include "flashtrain/data/error.h"
 #include "flashtrain/data/prepare.h"
 #include "flashtrain/data/rng.h"
+#include "jsonl.h"
 
 namespace flashtrain::data {
 namespace fs = std::filesystem;
@@ -28,8 +29,11 @@ void add_directory(const fs::path& root, std::vector<Document>& out) {
     if (error) throw DataError("cannot list input directory '" + root.string() + "': " + error.message());
     const fs::path relative = it->path().lexically_relative(root);
     if (is_hidden(relative)) continue;
-    if (it->is_regular_file() && it->path().extension() == ".txt") {
+    if (!it->is_regular_file()) continue;
+    if (it->path().extension() == ".txt") {
       out.push_back({relative.generic_string(), it->path().string()});
+    } else if (is_jsonl(it->path())) {
+      add_jsonl_documents(it->path(), relative.generic_string(), out);
     }
   }
 }
@@ -54,10 +58,14 @@ std::vector<Document> find_documents(const std::vector<std::string>& inputs) {
     const std::size_t before = documents.size();
     if (fs::is_directory(status)) {
       add_directory(path, documents);
+      if (documents.size() == before)
+        throw DataError("input directory '" + input + "' holds no *.txt, *.jsonl or *.jsonl.gz file");
+    } else if (is_jsonl(path)) {
+      add_jsonl_documents(path, path.filename().string(), documents);
+      if (documents.size() == before) throw DataError("input '" + input + "' holds no JSON line");
     } else {
       documents.push_back({path.filename().string(), input});
     }
-    if (documents.size() == before) throw DataError("input directory '" + input + "' holds no *.txt file");
   }
   std::sort(documents.begin(), documents.end(),
             [](const Document& a, const Document& b) { return a.name < b.name; });

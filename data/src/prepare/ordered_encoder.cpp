@@ -13,11 +13,15 @@
 namespace flashtrain::data {
 namespace {
 
-EncodedDocument encode_document(const Document& document, const Tokenizer& tokenizer) {
+std::string file_text(const Document& document) {
   std::ifstream in(document.path, std::ios::binary);
   if (!in) throw DataError("cannot open document '" + document.path + "'");
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw DataError("cannot read document '" + document.path + "'");
+  return content;
+}
+
+EncodedDocument encode_text(const std::string& content, const Tokenizer& tokenizer) {
   EncodedDocument encoded;
   encoded.bytes = static_cast<std::int64_t>(content.size());
   encoded.tokens.push_back(tokenizer.bos_id());
@@ -29,8 +33,13 @@ EncodedDocument encode_document(const Document& document, const Tokenizer& token
 
 }  // namespace
 
+std::string document_text(const Document& document, const std::string& text_field, JsonlCursor& cursor) {
+  if (document.line < 0) return file_text(document);
+  return jsonl_text(cursor.line_of(document), text_field, document);
+}
+
 void encode_in_order(const std::vector<Document>& documents, const Tokenizer& tokenizer,
-                     int threads,
+                     int threads, const std::string& text_field,
                      const std::function<void(std::size_t, EncodedDocument&&)>& sink) {
   const std::size_t n = documents.size();
   const std::size_t window = static_cast<std::size_t>(std::max(1, threads)) * 4;
@@ -41,6 +50,7 @@ void encode_in_order(const std::vector<Document>& documents, const Tokenizer& to
   std::size_t next_to_hand_over = 0;
   bool stop = false;
   std::exception_ptr error;
+  JsonlCursor cursor;  // read under the lock, in claim order: the documents' order
 
   auto fail = [&](std::exception_ptr e) {
     const std::lock_guard<std::mutex> lock(mutex);
@@ -52,15 +62,22 @@ void encode_in_order(const std::vector<Document>& documents, const Tokenizer& to
   auto worker = [&] {
     for (;;) {
       std::size_t index;
-      {
+      std::string line;  // a JSON-lines document's line, read in order under the lock
+      try {
         std::unique_lock<std::mutex> lock(mutex);
         // Stay at most `window` documents ahead of the sink.
         changed.wait(lock, [&] { return stop || next_to_claim >= n || next_to_claim < next_to_hand_over + window; });
         if (stop || next_to_claim >= n) return;
         index = next_to_claim++;
+        if (documents[index].line >= 0) line = cursor.line_of(documents[index]);
+      } catch (...) {
+        fail(std::current_exception());
+        return;
       }
       try {
-        EncodedDocument encoded = encode_document(documents[index], tokenizer);
+        const Document& document = documents[index];
+        EncodedDocument encoded = encode_text(
+            document.line < 0 ? file_text(document) : jsonl_text(line, text_field, document), tokenizer);
         const std::lock_guard<std::mutex> lock(mutex);
         done[index] = std::move(encoded);
         changed.notify_all();

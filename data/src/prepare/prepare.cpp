@@ -1,5 +1,6 @@
 #include "flashtrain/data/prepare.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -127,7 +128,7 @@ SplitReport encode_split(const std::string& label, const std::vector<Document>& 
   ShardSequence shards(o.output_dir, label, format_for_vocab_size(tokenizer.vocab_size()),
                        o.shard_tokens, [&](const std::string& name) { output.claim(label, name); });
   ProgressLine progress(label, report.documents, o.progress);
-  encode_in_order(documents, tokenizer, o.threads, [&](std::size_t index, EncodedDocument&& doc) {
+  encode_in_order(documents, tokenizer, o.threads, o.text_field, [&](std::size_t index, EncodedDocument&& doc) {
     shards.append(doc.tokens);
     report.tokens += static_cast<std::int64_t>(doc.tokens.size());
     report.bytes += doc.bytes;
@@ -177,6 +178,7 @@ void write_manifest(const PrepareOptions& o, const PrepareReport& r, const Docum
         {"seed", t.seed}}},
       {"token_format", std::string(to_string(format_for_vocab_size(r.vocab_size)))},
       {"document_tokens", "bos + text + eos; lines joined by the newline byte piece"},
+      {"text_field", o.text_field},
       {"val_fraction", o.val_fraction},
       {"split_seed", o.split_seed},
       {"shard_tokens", o.shard_tokens},
@@ -186,6 +188,32 @@ void write_manifest(const PrepareOptions& o, const PrepareReport& r, const Docum
   };
   write_file_atomically((std::filesystem::path(o.output_dir) / kManifestName).string(),
                         manifest.dump(2) + "\n");
+}
+
+// SentencePiece trains on text files: the texts of the JSON-lines training
+// documents go into one (a hidden file in the output directory, removed
+// after), up to the lines the tokenizer samples from. "" when there are none.
+std::string tokenizer_text_of_jsonl(const std::vector<Document>& documents, const PrepareOptions& o) {
+  const std::int64_t most_lines = o.tokenizer_options.max_training_lines;
+  const std::filesystem::path path = std::filesystem::path(o.output_dir) / ".tokenizer-text.tmp";
+  std::ofstream out;
+  JsonlCursor cursor;
+  std::int64_t lines = 0;
+  for (const Document& d : documents) {
+    if (d.line < 0) continue;
+    if (!out.is_open()) {
+      out.open(path, std::ios::binary | std::ios::trunc);
+      if (!out) throw DataError("cannot write '" + path.string() + "'");
+    }
+    const std::string text = document_text(d, o.text_field, cursor);
+    out << text << '\n';
+    lines += 1 + static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
+    if (most_lines > 0 && lines >= most_lines) break;
+  }
+  if (!out.is_open()) return "";
+  out.close();
+  if (!out) throw DataError("cannot write '" + path.string() + "'");
+  return path.string();
 }
 
 }  // namespace
@@ -202,8 +230,17 @@ PrepareReport prepare_shards(const PrepareOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     TokenizerTrainOptions train = options.tokenizer_options;
     train.input_files.clear();
-    for (const Document& d : split.train) train.input_files.push_back(d.path);
-    train_tokenizer(train, options.tokenizer_model);
+    for (const Document& d : split.train)
+      if (d.line < 0) train.input_files.push_back(d.path);
+    const std::string jsonl_text = tokenizer_text_of_jsonl(split.train, options);
+    if (!jsonl_text.empty()) train.input_files.push_back(jsonl_text);
+    try {
+      train_tokenizer(train, options.tokenizer_model);
+    } catch (...) {
+      if (!jsonl_text.empty()) std::filesystem::remove(jsonl_text);
+      throw;
+    }
+    if (!jsonl_text.empty()) std::filesystem::remove(jsonl_text);
     report.tokenizer_seconds = seconds_since(start);
   }
   const Tokenizer tokenizer(options.tokenizer_model);

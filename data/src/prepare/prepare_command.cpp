@@ -74,6 +74,9 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
       o.tokenizer_options.max_training_lines = parse_integer(arg, value());
     } else if (arg == "--tokenizer-threads") {
       o.tokenizer_options.threads = static_cast<int>(parse_integer(arg, value()));
+    } else if (arg == "--text-field") {
+      o.text_field = value();
+      if (o.text_field.empty()) throw PrepareUsageError("--text-field needs a field name");
     } else if (arg == "--val-fraction") {
       o.val_fraction = parse_number(arg, value());
     } else if (arg == "--split-seed") {
@@ -118,8 +121,10 @@ void print_split(std::ostream& out, const char* name, const SplitReport& r) {
 std::string prepare_usage(const std::string& program) {
   return "usage: " + program + R"( --output DIR [options] INPUT...
 
-INPUT is a text file (one document) or a directory (each *.txt file below it
-is one document). Writes DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c token
+INPUT is a text file (one document), a JSON-lines file (.jsonl, or gzipped
+.jsonl.gz: each non-empty line an object whose text field is one document,
+read as a stream) or a directory (each *.txt file below it one document, each
+*.jsonl and *.jsonl.gz file its lines). Writes DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c token
 shards) and DIR/prepare.json; refuses a DIR holding shards that its
 prepare.json does not list (it overwrites and removes only its own).
 
@@ -130,6 +135,7 @@ prepare.json does not list (it overwrites and removes only its own).
   --model-type bpe|unigram  tokenizer algorithm when training (bpe)
   --tokenizer-lines N       lines sampled for training, 0 = all (2000000)
   --tokenizer-threads N     threads for training (4; unigram's result depends on it)
+  --text-field NAME         the field of each JSON line that holds its text (text)
   --val-fraction X          share of documents held out for validation (0.01)
   --split-seed N            seed of the train/val split (0)
   --shard-tokens N          tokens per shard (100000000)

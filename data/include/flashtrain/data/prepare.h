@@ -21,8 +21,9 @@
 namespace flashtrain::data {
 
 struct Document {
-  std::string name;  // relative to the input it came from
+  std::string name;  // relative to the input it came from (a JSON line's: "file.jsonl:0000000042")
   std::string path;
+  std::int64_t line = -1;  // a JSON-lines document: its line of path (0-based); -1: the whole file
 };
 
 // The documents of `inputs` (files and directories), sorted by name. Throws
@@ -53,6 +54,7 @@ struct PrepareOptions {
   std::int64_t shard_tokens = 100000000;
   int threads = 1;
   bool progress = true;  // a progress line on stderr
+  std::string text_field = "text";  // of each JSON line of .jsonl / .jsonl.gz inputs
 };
 
 struct SplitReport {
