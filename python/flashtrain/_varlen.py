@@ -7,9 +7,9 @@ such rows: without initial states several share a row, back to back, and the
 op's reset mask restarts each from zero at its first token (longest first,
 each into the row with the most room left; T = the longest sequence), so the
 padding the kernels step over is what the packing leaves; with initial states
-each sequence has a row of its own. One gather puts
-the tokens into the rows, one takes the states back out, and one the state
-after each sequence's last token.
+each sequence has a row of its own. One gather puts the tokens into the rows,
+one takes the states back out, and one the state after each sequence's last
+token.
 """
 import heapq
 from dataclasses import dataclass
@@ -24,8 +24,9 @@ from ._recurrent import flashrnn
 class VarlenLayout:
     """Where each packed token runs: its flat slot row * T + t in a [rows, T]
     batch (`slots` [total]), the slot of each sequence's last token (`last`
-    [n]), the steps that start a sequence after the first of its row (`reset_mask` [rows, T] bool, or None
-    when no row holds two), and the batch's `rows` and `T`."""
+    [n]), the steps that start a sequence after the first of its row
+    (`reset_mask` [rows, T] bool, or None when no row holds two), and the
+    batch's `rows` and `T`."""
     slots: torch.Tensor
     last: torch.Tensor
     reset_mask: Optional[torch.Tensor]
