@@ -130,6 +130,7 @@ struct Trainer::Impl {
   void train_step();
   void device_train_step(StepReport report);
   StepReport finish_step(StepReport report);
+  bool act_on(FinishedStep finished, StepProfiler& profiler, TrainResult& result);
   std::vector<FinishedStep> take_finished(bool wait);
   EvalResult validate();
   // Sums one validation set over the ranks and summarizes it.
@@ -187,7 +188,6 @@ struct Trainer::Impl {
   std::function<void(const StepReport&)> callback;
   std::atomic<bool> stop_requested{false};
   std::int64_t last_saved_step = -1;
-  std::int64_t last_validated_step = -1;
   fs::path last_checkpoint;
 
   // Steps and seconds spent in them since the last progress line (validation
@@ -701,7 +701,6 @@ EvalResult Trainer::Impl::validate() {
   const auto start = Clock::now();
   const EvalResult result =
       evaluate_on(*make_validation_batches(validation_config, vocab_size, device, world.rank, world.size));
-  last_validated_step = progress.step;
 
   char text[256];
   std::snprintf(text, sizeof text, "validation at step %lld: loss %.4f | ppl %.2f",
@@ -808,6 +807,54 @@ models::LanguageModelImpl& Trainer::model() { return *impl_->model; }
 
 std::int64_t Trainer::step() const { return impl_->progress.step; }
 
+// What one finished step's report sets off: its log lines, the callback, the
+// guard, validation and checkpoints. False: the run ends here.
+bool Trainer::Impl::act_on(FinishedStep finished, StepProfiler& profiler, TrainResult& result) {
+  StepReport& report = finished.report;
+  if (!finished.counted_in_guard) report.skipped = !guard.record(!report.skipped);
+  if (const auto summary = profiler.after_step(report.step)) log << *summary;
+  if (report.skipped)
+    log << "step " << report.step << ": non-finite loss (" << report.loss << ") or gradient norm ("
+        << report.grad_norm << "); update skipped (" << guard.in_row() << " in a row, stop at "
+        << guard.max_in_row() << ")" << std::endl;
+  if (callback) callback(report);
+  window_loss_sum += report.loss;
+  ++window_loss_steps;
+  bool reached_target = false;
+  if (is_log_step(config, report.step)) {
+    log_progress(report);
+    const double window_loss = window_loss_sum / double(window_loss_steps);
+    reached_target = config.training.target_loss > 0 && window_loss <= config.training.target_loss;
+    if (reached_target) {
+      log << "training loss " << window_loss << " over the last " << window_loss_steps
+          << " steps is at most training.target_loss = " << config.training.target_loss << ": stopping at step "
+          << report.step << "\n";
+      metrics.write({{"kind", "event"}, {"event", "target_loss"}, {"step", report.step}, {"loss", window_loss}});
+    }
+    window_loss_sum = 0.0;
+    window_loss_steps = 0;
+  }
+  if (guard.exhausted()) {
+    log << "stopping: " << guard.in_row() << " steps in a row up to step " << report.step
+        << " had a non-finite loss or gradient (training.max_nonfinite_steps = " << guard.max_in_row()
+        << "); no checkpoint written\n";
+    result.status = TrainStatus::kNonfinite;
+    return false;
+  }
+  const bool last = report.step == config.training.steps || reached_target;
+  // The checkpoint before the validation: a run stopped or killed during a
+  // long validation has lost nothing (resumed at the end, it validates).
+  if (is_checkpoint_step(config, report.step) || (config.checkpoint.enable && last)) save();
+  if (config.validation.every > 0 && (report.step % config.validation.every == 0 || last)) {
+    result.last_validation = validate();
+  }
+  if (reached_target) {
+    result.status = TrainStatus::kReachedTarget;
+    return false;
+  }
+  return true;
+}
+
 TrainResult Trainer::run() {
   Impl& s = *impl_;
   const config::Config& c = s.config;
@@ -831,53 +878,6 @@ TrainResult Trainer::run() {
   StepProfiler profiler(profile_first, std::max<std::int64_t>(profile_steps, 0),
                         fs::path(c.job.dump_folder) / "profile", s.device.is_cuda());
 
-  // What one finished step's report sets off: its log lines, the callback, the
-  // guard, validation and checkpoints. False: the run ends here.
-  const auto finish = [&](FinishedStep finished) {
-    StepReport& report = finished.report;
-    if (!finished.counted_in_guard) report.skipped = !s.guard.record(!report.skipped);
-    if (const auto summary = profiler.after_step(report.step)) s.log << *summary;
-    if (report.skipped)
-      s.log << "step " << report.step << ": non-finite loss (" << report.loss << ") or gradient norm ("
-            << report.grad_norm << "); update skipped (" << s.guard.in_row() << " in a row, stop at "
-            << s.guard.max_in_row() << ")" << std::endl;
-    if (s.callback) s.callback(report);
-    s.window_loss_sum += report.loss;
-    ++s.window_loss_steps;
-    bool reached_target = false;
-    if (is_log_step(c, report.step)) {
-      s.log_progress(report);
-      const double window_loss = s.window_loss_sum / double(s.window_loss_steps);
-      reached_target = c.training.target_loss > 0 && window_loss <= c.training.target_loss;
-      if (reached_target) {
-        s.log << "training loss " << window_loss << " over the last " << s.window_loss_steps
-              << " steps is at most training.target_loss = " << c.training.target_loss << ": stopping at step "
-              << report.step << "\n";
-        s.metrics.write({{"kind", "event"}, {"event", "target_loss"}, {"step", report.step}, {"loss", window_loss}});
-      }
-      s.window_loss_sum = 0.0;
-      s.window_loss_steps = 0;
-    }
-    if (s.guard.exhausted()) {
-      s.log << "stopping: " << s.guard.in_row() << " steps in a row up to step " << report.step
-            << " had a non-finite loss or gradient (training.max_nonfinite_steps = " << s.guard.max_in_row()
-            << "); no checkpoint written\n";
-      result.status = TrainStatus::kNonfinite;
-      return false;
-    }
-    const bool last = report.step == c.training.steps || reached_target;
-    // The checkpoint before the validation: a run stopped or killed during a
-    // long validation has lost nothing (resumed at the end, it validates).
-    if (is_checkpoint_step(c, report.step) || (c.checkpoint.enable && last)) s.save();
-    if (c.validation.every > 0 && (report.step % c.validation.every == 0 || last)) {
-      result.last_validation = s.validate();
-    }
-    if (reached_target) {
-      result.status = TrainStatus::kReachedTarget;
-      return false;
-    }
-    return true;
-  };
   // A queued device step's numbers are read back where a report is needed:
   // a log, validation or checkpoint step, the last step, the last profiled
   // step (the profiler stops there; the ones before it run as unprofiled
@@ -890,7 +890,7 @@ TrainResult Trainer::run() {
   };
   const auto finish_all = [&](bool wait) {
     for (FinishedStep& step : s.take_finished(wait))
-      if (!finish(std::move(step))) return false;
+      if (!s.act_on(std::move(step), profiler, result)) return false;
     return true;
   };
 
@@ -918,7 +918,7 @@ TrainResult Trainer::run() {
     ++s.window_steps;
     bool go_on = true;
     for (FinishedStep& step : finished)
-      if (!(go_on = finish(std::move(step)))) break;
+      if (!(go_on = s.act_on(std::move(step), profiler, result))) break;
     if (!go_on) break;
   }
   // No rank leaves while rank 0 still saves (and the communicators shut down
