@@ -92,6 +92,18 @@ TEST(Consistency, BlockKindsComeFromTheModelsList) {
   EXPECT_EQ(models::find_block_kind("lsmt"), nullptr);
 }
 
+// Caught with the config's keys, not later by the attention block.
+TEST(Consistency, AttentionHeadsHaveAnEvenWidth) {
+  EXPECT_EQ(error_of({"--model.kind=transformer", "--model.dim=6", "--model.n_heads=2", "--model.head_dim=3"}),
+            "--model.n_heads=2: error: transformer blocks split model.dim (6) into model.n_heads (2) heads "
+            "of an even width (rotary positions rotate pairs of units); dim / n_heads = 3 is odd");
+  const std::string indivisible =
+      error_of({"--model.kind=transformer", "--model.dim=10", "--model.n_heads=4", "--model.head_dim=2"});
+  EXPECT_NE(indivisible.find("it is not divisible"), std::string::npos) << indivisible;
+  EXPECT_EQ(error_of({"--model.kind=transformer", "--model.dim=8", "--model.n_heads=2", "--model.head_dim=4"}),
+            "no error");
+}
+
 TEST(Consistency, TaskLengthsTheGeneratorCannotDraw) {
   // Modular arithmetic without brackets has odd lengths only; data/ says so.
   const std::string what = error_of({"--data.task=modular_arithmetic", "--data.task_train_min_len=4",

@@ -42,14 +42,26 @@ void check_blocks(const ResolvedConfig& resolved) {
 
   check_plain_kinds(resolved);
   bool uses_heads = false;  // a block kind that model.n_heads splits
+  bool attention = false;   // transformer blocks: heads of dim / n_heads, rotary
   std::string rnn_kind;     // a block kind that needs n_heads x head_dim == dim
   for (std::int64_t layer = 0; layer < m.n_layers; ++layer) {
     const std::string& kind = m.layer_kind(layer);
     const models::BlockKindInfo* row = models::find_block_kind(kind);
     if (row != nullptr && row->heads) uses_heads = true;
+    if (kind == "transformer") attention = true;
     if (rnn_kind.empty() && is_multihead_rnn_kind(kind)) rnn_kind = kind;
   }
   if (!uses_heads) return;
+  // Attention splits model.dim itself (model.head_dim is the recurrent blocks'),
+  // and rotary positions rotate pairs of a head's units.
+  if (attention && (m.dim % m.n_heads != 0 || (m.dim / m.n_heads) % 2 != 0))
+    throw resolved.error_at({"model.dim", "model.n_heads", "model.kind"},
+                            "transformer blocks split model.dim (" + to_string(m.dim) + ") into model.n_heads (" +
+                                to_string(m.n_heads) + ") heads of an even width (rotary positions rotate pairs " +
+                                "of units); " +
+                                (m.dim % m.n_heads != 0 ? std::string("it is not divisible")
+                                                        : "dim / n_heads = " + to_string(m.dim / m.n_heads) +
+                                                              " is odd"));
   if (m.head_dim == 0 && m.dim % m.n_heads != 0)
     throw resolved.error_at({"model.dim", "model.n_heads", "model.head_dim"},
                             "model.dim (" + to_string(m.dim) + ") is not divisible by model.n_heads (" +
