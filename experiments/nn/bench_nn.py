@@ -3,14 +3,16 @@
 same module call on both sides: one dense layer of hidden units fed hidden
 units (batch first), fp16 and bf16, forward alone (no_grad) and forward +
 backward of a sum, padded batches and packed ones (lengths drawn in
-[T/2, T]; the PackedSequence made once, outside the timing). Each case first
+[T/2, T], or with --lengths uniform in [1, T], where sequences share the
+kernels' rows: each record says how many rows ours runs; the PackedSequence
+made once, outside the timing). Each case first
 checks both outputs against torch.nn's in float32
 (TF32 off) with the same weights; then times each side with CUDA events, the
 median of --reps calls after warm-up (fewer, at least 5, where they would
 take over a second). Writes one JSON record per case.
 
     python3 experiments/nn/bench_nn.py [--kinds lstm,gru] [--hidden 256,768,1024,2048]
-        [--batch 1,8,16,64,256] [--T 1024] [--dtypes fp16,bf16] [--packed]
+        [--batch 1,8,16,64,256] [--T 1024] [--dtypes fp16,bf16] [--packed] [--lengths half|uniform]
         [--reps 20] [--gpus 0,1,2,3] [--out experiments/results/nn/bench_nn.json]
 
 With --gpus, each (kind, dtype) slice runs as a process of its own on one of
@@ -30,6 +32,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence
 
 import flashtrain.nn
+from flashtrain._varlen import varlen_layout
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 # Largest |ours - float32| and |cuDNN - float32| accepted before timing (outputs are in [-1, 1]).
@@ -71,7 +74,10 @@ def output_of(result):
     return out.data if isinstance(out, torch.nn.utils.rnn.PackedSequence) else out
 
 
-def measure(kind, H, B, T, dtype_name, packed, reps, seed=0):
+LENGTHS = {"half": lambda T: (T // 2, T + 1), "uniform": lambda T: (1, T + 1)}  # randint's bounds
+
+
+def measure(kind, H, B, T, dtype_name, packed, reps, spread="half", seed=0):
     name = KINDS[kind]
     dtype = DTYPES[dtype_name]
     torch.manual_seed(seed)
@@ -85,9 +91,12 @@ def measure(kind, H, B, T, dtype_name, packed, reps, seed=0):
     lengths = None
     if packed:
         g = torch.Generator().manual_seed(seed)
-        lengths = torch.randint(T // 2, T + 1, (B,), generator=g)
+        lengths = torch.randint(*LENGTHS[spread](T), (B,), generator=g)
     record = {"kind": kind, "hidden": H, "batch": B, "T": T, "dtype": dtype_name, "packed": packed,
-              "tokens": int(lengths.sum()) if packed else B * T}
+              "tokens": int(lengths.sum()) if packed else B * T, "kernel_rows": B}
+    if packed:  # the rows of [max length] ours runs: sequences share them (no initial states)
+        cu_seqlens = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)])
+        record.update(lengths=spread, kernel_rows=varlen_layout(cu_seqlens, int(lengths.sum())).rows)
 
     with torch.no_grad():
         expected = output_of(reference(make_input(x.float(), lengths)))
@@ -129,7 +138,9 @@ def main(argv=None):
     parser.add_argument("--batch", default="1,8,16,64,256")
     parser.add_argument("--T", default="1024")
     parser.add_argument("--dtypes", default="fp16,bf16")
-    parser.add_argument("--packed", action="store_true", help="also packed batches (lengths in [T/2, T])")
+    parser.add_argument("--packed", action="store_true", help="also packed batches")
+    parser.add_argument("--lengths", default="half", choices=sorted(LENGTHS),
+                        help="packed lengths drawn in [T/2, T] (half) or [1, T] (uniform)")
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--gpus", default="", help="run the (kind, dtype) slices in parallel on these GPUs")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "results", "nn",
@@ -155,7 +166,7 @@ def main(argv=None):
                 for H in parse_list(args.hidden, int):
                     for B in parse_list(args.batch, int):
                         for packed in ((False, True) if args.packed else (False,)):
-                            r = measure(kind, H, B, T, dtype, packed, args.reps)
+                            r = measure(kind, H, B, T, dtype, packed, args.reps, args.lengths)
                             records.append(r)
                             timing = (f"ours {r['ours_fw_ms']:.2f} / {r['ours_fwbw_ms']:.2f} ms, cuDNN "
                                       f"{r['cudnn_fw_ms']:.2f} / {r['cudnn_fwbw_ms']:.2f} ms"
