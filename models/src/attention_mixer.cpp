@@ -66,8 +66,7 @@ torch::Tensor AttentionMixer::forward(const torch::Tensor& x) {
                                                  /*is_causal=*/true));
 }
 
-StepOutput AttentionMixer::forward_step(const torch::Tensor& x_t, const BlockState& state) {
-  const int64_t batch = x_t.size(0);
+std::pair<torch::Tensor, torch::Tensor> AttentionMixer::kv_cache(const BlockState& state, int64_t batch) const {
   const std::vector<int64_t> cache_shape{batch, num_heads_, -1, head_dim_};
   const torch::Tensor& keys = state_entry(state, "keys", cache_shape, kName);
   const torch::Tensor& values = state_entry(state, "values", cache_shape, kName);
@@ -75,6 +74,12 @@ StepOutput AttentionMixer::forward_step(const torch::Tensor& x_t, const BlockSta
     throw InputError(std::string(kName) + ": the KV cache holds " + std::to_string(keys.size(2)) +
                      " keys but " + std::to_string(values.size(2)) + " values");
   }
+  return {keys, values};
+}
+
+StepOutput AttentionMixer::forward_step(const torch::Tensor& x_t, const BlockState& state) {
+  const int64_t batch = x_t.size(0);
+  const auto [keys, values] = kv_cache(state, batch);
   const auto [q, k, v] = project(x_t.unsqueeze(1), /*first_position=*/keys.size(2));
   const torch::Tensor all_keys = torch::cat({keys, k}, 2);
   const torch::Tensor all_values = torch::cat({values, v}, 2);
@@ -87,13 +92,7 @@ StepOutput AttentionMixer::forward_step(const torch::Tensor& x_t, const BlockSta
 // i (position past + i) sees keys 0 .. past + i.
 ChunkOutput AttentionMixer::forward_chunk(const torch::Tensor& x, const BlockState& state) {
   const int64_t batch = x.size(0), steps = x.size(1);
-  const std::vector<int64_t> cache_shape{batch, num_heads_, -1, head_dim_};
-  const torch::Tensor& keys = state_entry(state, "keys", cache_shape, kName);
-  const torch::Tensor& values = state_entry(state, "values", cache_shape, kName);
-  if (keys.size(2) != values.size(2)) {
-    throw InputError(std::string(kName) + ": the KV cache holds " + std::to_string(keys.size(2)) +
-                     " keys but " + std::to_string(values.size(2)) + " values");
-  }
+  const auto [keys, values] = kv_cache(state, batch);
   const int64_t past = keys.size(2);
   const auto [q, k, v] = project(x, /*first_position=*/past);
   const torch::Tensor all_keys = torch::cat({keys, k}, 2);

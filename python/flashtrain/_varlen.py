@@ -12,8 +12,8 @@ one takes the states back out, and one the state after each sequence's last
 token.
 """
 import heapq
-from dataclasses import dataclass
-from typing import List, Optional, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple, Union
 
 import torch
 
@@ -112,11 +112,24 @@ def flashrnn_varlen(
     Gradients flow to Wx, R, b and states.
     """
     name = "flashrnn_varlen"
+    _check_tokens_first(Wx, name)
+    layout = varlen_layout(cu_seqlens, Wx.shape[0], share_rows=states is None, device=Wx.device, name=name)
+    return flashrnn_on_layout(Wx, R, b, layout, states, name, function=function, backend=backend,
+                              dtype=dtype, **options)
+
+
+def _check_tokens_first(Wx, name: str) -> None:
     if not isinstance(Wx, torch.Tensor) or Wx.dim() != 4:
         raise ValueError(f"{name}: Wx must be a tensor [total, G, N, D] (the tokens of every sequence, "
                          f"back to back), got {getattr(Wx, 'shape', type(Wx).__name__)}")
+
+
+def flashrnn_on_layout(Wx: torch.Tensor, R: torch.Tensor, b: torch.Tensor, layout: VarlenLayout,
+                       states: Optional[torch.Tensor], name: str, **flashrnn_options):
+    """flashrnn_varlen on a layout made already (one sequence per row where
+    states are given): Wx [total, G, N, D] into its rows, the op, the states
+    back out -> (states [S, total, N, D], last_states [S, n, N, D])."""
     total, G, N, D = Wx.shape
-    layout = varlen_layout(cu_seqlens, total, share_rows=states is None, device=Wx.device, name=name)
     n = layout.last.numel()
     initial = None
     if states is not None:
@@ -125,8 +138,8 @@ def flashrnn_varlen(
                              f"of cu_seqlens), got {getattr(states, 'shape', type(states).__name__)}")
         initial = states.unsqueeze(2)  # [S, n, 1, N, D]: one row per sequence, in order
     batch = Wx.new_zeros(layout.rows * layout.T, G, N, D).index_copy(0, layout.slots, Wx)
-    all_states, _ = flashrnn(batch.view(layout.rows, layout.T, G, N, D), R, b, initial, function=function,
-                             backend=backend, dtype=dtype, reset_mask=layout.reset_mask, **options)
+    all_states, _ = flashrnn(batch.view(layout.rows, layout.T, G, N, D), R, b, initial,
+                             reset_mask=layout.reset_mask, **flashrnn_options)
     flat = all_states.reshape(all_states.shape[0], layout.rows * layout.T, N, D)
     return flat.index_select(1, layout.slots), flat.index_select(1, layout.last)
 
@@ -136,13 +149,15 @@ class Segments:
     """Sequences laid back to back as the blocks see them (made once per call):
     their boundaries `cu_seqlens` [n + 1] and `lengths` [n], each token's
     `sequence` and `position` in it [total], each sequence's `first` and
-    `last` token [n]; all long, on the tokens' device."""
+    `last` token [n]; all long, on the tokens' device. The kernels' rows for
+    them are placed once (layout()) for every layer that runs the op."""
     cu_seqlens: torch.Tensor
     lengths: torch.Tensor
     sequence: torch.Tensor
     position: torch.Tensor
     first: torch.Tensor
     last: torch.Tensor
+    _layouts: Dict[bool, VarlenLayout] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, cu_seqlens, total: int, device, name: str) -> "Segments":
@@ -157,3 +172,22 @@ class Segments:
     @property
     def count(self) -> int:
         return self.lengths.numel()
+
+    def layout(self, share_rows: bool) -> VarlenLayout:
+        """varlen_layout of these sequences, placed at the first call."""
+        if share_rows not in self._layouts:
+            self._layouts[share_rows] = varlen_layout(self.cu_seqlens, self.sequence.numel(), share_rows,
+                                                      self.cu_seqlens.device)
+        return self._layouts[share_rows]
+
+    def flashrnn(self, Wx, R, b, states=None, **flashrnn_options):
+        """flashrnn_varlen over these sequences, on their cached layout."""
+        _check_tokens_first(Wx, "flashrnn_varlen")
+        return flashrnn_on_layout(Wx, R, b, self.layout(states is None), states, "flashrnn_varlen",
+                                  **flashrnn_options)
+
+    def mirrored(self) -> torch.Tensor:
+        """[total]: for each token, the index of the token as far from its
+        sequence's end as it is from the start (token t of L -> L - 1 - t)."""
+        return self.first[self.sequence] + self.last[self.sequence] - torch.arange(
+            self.sequence.numel(), device=self.sequence.device)

@@ -25,7 +25,7 @@ from torch import nn
 
 from ._recurrent import flashrnn
 from ._scan import scan
-from ._varlen import Segments, flashrnn_varlen
+from ._varlen import Segments
 
 DEFAULTS = json.loads(torch.ops.flashtrain.model_defaults())
 # The block kinds, from the C++ models' one list (models/block_kind.h): every kind, the
@@ -179,9 +179,9 @@ class RecurrentMixer(nn.Module):
             states, last = flashrnn(self.gate_inputs(x).contiguous(), self.r, self.b, states=initial,
                                     function=self.kind, backend=self.backend)
         else:  # x [total, d]; states [S, n, 1, N, D] one row per sequence
-            states, last = flashrnn_varlen(self.gate_inputs(x.unsqueeze(0))[0].contiguous(), self.r, self.b,
-                                           segments.cu_seqlens, None if initial is None else initial[:, :, 0],
-                                           function=self.kind, backend=self.backend)
+            states, last = segments.flashrnn(self.gate_inputs(x.unsqueeze(0))[0].contiguous(), self.r, self.b,
+                                             None if initial is None else initial[:, :, 0],
+                                             function=self.kind, backend=self.backend)
             last = last.unsqueeze(2)
         h = states[0].flatten(-2)  # [B, T, N*D] or [total, N*D]
         y = h if self.out_proj is None else self.out_proj(h)
@@ -240,9 +240,9 @@ class SlstmMixer(nn.Module):
             states, last = flashrnn(wx.contiguous(), self.r, self.b, states=initial,
                                     function="slstm", backend=self.backend)
         else:
-            states, last = flashrnn_varlen(wx.contiguous(), self.r, self.b, segments.cu_seqlens,
-                                           None if initial is None else initial[:, :, 0], function="slstm",
-                                           backend=self.backend)
+            states, last = segments.flashrnn(wx.contiguous(), self.r, self.b,
+                                             None if initial is None else initial[:, :, 0], function="slstm",
+                                             backend=self.backend)
             last = last.unsqueeze(2)
         h = states[0]  # [B, T, N, D] or [total, N, D]
         normed = F.layer_norm(h, (self.head_dim,), None, None, self.eps)  # per head

@@ -22,6 +22,7 @@ SLSTM (the layer), SLSTMBlock and LSTMBlock / RecurrentBlock (LSTM, GRU, Elman) 
 LanguageModel are the modules flashtrain.load_export builds (flashtrain.modules),
 initialised as the C++ trainer initialises them.
 """
+import dataclasses
 import math
 from typing import Optional, Tuple
 
@@ -29,7 +30,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence
 
 from ._recurrent import flashrnn
-from ._varlen import Segments, VarlenLayout, varlen_layout
+from ._varlen import Segments, flashrnn_on_layout
 from .modules import (BLOCK_KINDS, CELLS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer,
                       SlstmMixer, ffn_hidden)
 
@@ -65,18 +66,6 @@ def _packed_order(packed: PackedSequence) -> Tuple[torch.Tensor, torch.Tensor]:
         lengths = torch.empty_like(sorted_lengths).scatter_(0, order, sorted_lengths)
     starts = torch.cumsum(lengths, 0) - lengths
     return (starts[b] + t).to(packed.data.device), lengths
-
-
-def _sequence_slots(layout: VarlenLayout, lengths: torch.Tensor, order: torch.Tensor):
-    """The slots of tokens given in `order` (their index among the sequences
-    laid back to back) for the forward direction, and for the reverse one:
-    token t of a sequence of length L runs where token L - 1 - t runs forward."""
-    device = order.device
-    lengths = lengths.to(device)
-    starts = torch.cumsum(lengths, 0) - lengths
-    sequence = torch.repeat_interleave(torch.arange(lengths.numel(), device=device), lengths)
-    mirrored = 2 * starts[sequence] + lengths[sequence] - 1 - torch.arange(sequence.numel(), device=device)
-    return layout.slots[order], layout.slots[mirrored[order]]
 
 
 class _RNNBase(torch.nn.Module):
@@ -254,25 +243,28 @@ class _RNNBase(torch.nn.Module):
         the output tokens [total, dirs * H] in the given order and the final
         states, each [L * dirs, B, H]."""
         B, H, N = lengths.numel(), self.hidden_size, self.num_heads
+        name = type(self).__name__
         cu_seqlens = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])
-        layout = varlen_layout(cu_seqlens, tokens.shape[0], share_rows=hx is None, device=tokens.device,
-                               name=type(self).__name__)
-        slots = _sequence_slots(layout, lengths, order)
+        segments = Segments.of(cu_seqlens, tokens.shape[0], tokens.device, name)
+        forward = segments.layout(share_rows=hx is None)
+        # Token j of the given order runs at the slot of its sequence-order index;
+        # in the reverse direction where its mirror image runs forward.
+        layouts = [dataclasses.replace(forward, slots=forward.slots[order]),
+                   dataclasses.replace(forward, slots=forward.slots[segments.mirrored()[order]])]
         finals = [[] for _ in range(self._states)]
         layer_input = tokens
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(2 if self.bidirectional else 1):
                 w_ih, R, b = self._layer_weights(layer, direction)
-                Wx = torch.matmul(layer_input, w_ih.t())
-                batch = Wx.new_zeros(layout.rows * layout.T, Wx.shape[-1]).index_copy(0, slots[direction], Wx)
-                all_states, _ = flashrnn(batch.view(layout.rows, layout.T, -1, N, H // N), R, b,
-                                         self._initial(hx, layer, direction, B), function=self._cell,
-                                         backend=self.backend, reset_mask=layout.reset_mask)
-                flat = all_states.reshape(self._states, layout.rows * layout.T, H)
+                Wx = torch.matmul(layer_input, w_ih.t()).view(tokens.shape[0], -1, N, H // N)
+                initial = self._initial(hx, layer, direction, B)
+                states, last = flashrnn_on_layout(Wx, R, b, layouts[direction],
+                                                  None if initial is None else initial[:, :, 0], name,
+                                                  function=self._cell, backend=self.backend)
                 for s in range(self._states):
-                    finals[s].append(flat[s].index_select(0, layout.last))
-                outputs.append(flat[0].index_select(0, slots[direction]))
+                    finals[s].append(last[s].reshape(B, H))
+                outputs.append(states[0].reshape(-1, H))
             layer_input = self._next_input(outputs, layer)
         return layer_input, tuple(torch.stack(f) for f in finals)
 

@@ -232,15 +232,15 @@ PrepareReport prepare_shards(const PrepareOptions& options) {
     train.input_files.clear();
     for (const Document& d : split.train)
       if (d.line < 0) train.input_files.push_back(d.path);
-    const std::string jsonl_text = tokenizer_text_of_jsonl(split.train, options);
-    if (!jsonl_text.empty()) train.input_files.push_back(jsonl_text);
+    const std::string jsonl_texts = tokenizer_text_of_jsonl(split.train, options);
+    if (!jsonl_texts.empty()) train.input_files.push_back(jsonl_texts);
     try {
       train_tokenizer(train, options.tokenizer_model);
     } catch (...) {
-      if (!jsonl_text.empty()) std::filesystem::remove(jsonl_text);
+      if (!jsonl_texts.empty()) std::filesystem::remove(jsonl_texts);
       throw;
     }
-    if (!jsonl_text.empty()) std::filesystem::remove(jsonl_text);
+    if (!jsonl_texts.empty()) std::filesystem::remove(jsonl_texts);
     report.tokenizer_seconds = seconds_since(start);
   }
   const Tokenizer tokenizer(options.tokenizer_model);

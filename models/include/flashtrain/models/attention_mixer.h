@@ -5,6 +5,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include <array>
+#include <utility>
 
 #include "flashtrain/models/mixer.h"
 #include "flashtrain/models/options.h"
@@ -32,6 +33,8 @@ class AttentionMixer : public Mixer {
   std::array<torch::Tensor, 3> project(const torch::Tensor& x, int64_t first_position);
   // attention output [B, heads, T, head_dim] -> [B, T, d_model].
   torch::Tensor output(const torch::Tensor& attended);
+  // The state's keys and values [B, heads, tokens so far, head_dim], checked.
+  std::pair<torch::Tensor, torch::Tensor> kv_cache(const BlockState& state, int64_t batch) const;
 
   int64_t d_model_, num_heads_, head_dim_;
   double rope_theta_;
