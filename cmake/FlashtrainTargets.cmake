@@ -19,10 +19,9 @@ function(flashtrain_use_pch target)
   target_precompile_headers(${target} REUSE_FROM flashtrain_pch)
 endfunction()
 
-# The same header precompiled as position-independent code, for the libraries
-# a shared object links (the Python extension, python/): flashrnn_ops' C++
-# files compile with -fPIC and reuse this one. Its CUDA files stay as they are
-# (their host code links into a shared object unchanged).
+# The same header precompiled as position-independent code, for the shared
+# objects (flashrnn_ops and the Python extension, python/): their C++ files
+# compile with -fPIC and reuse this one.
 add_library(flashtrain_pch_pic STATIC "${PROJECT_SOURCE_DIR}/cmake/pch/pch.cpp")
 target_link_libraries(flashtrain_pch_pic PUBLIC flashtrain_common)
 set_target_properties(flashtrain_pch_pic PROPERTIES POSITION_INDEPENDENT_CODE ON)

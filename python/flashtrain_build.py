@@ -1,7 +1,9 @@
 """A PEP 517 build backend that packs the already-built extension into a wheel.
 
 The extension comes from the CMake build (target flashtrain_torch):
-$FLASHTRAIN_BUILD_DIR/python/_C.so, by default <repository>/build/python/_C.so.
+$FLASHTRAIN_BUILD_DIR/python/_C.so, by default <repository>/build/python/_C.so,
+with the kernels' shared library it loads (flashrnn_ops/libflashrnn_ops.so),
+which the wheel puts beside it (the extension looks there first: $ORIGIN).
 Nothing is compiled here. The wheel's tag is py3-none-<platform>: the library
 links libtorch, not libpython, so it fits every Python the torch wheel serves.
 """
@@ -23,9 +25,13 @@ Requires-Python: >=3.9
 """
 
 
-def _library() -> Path:
+# The built files the package carries: its name in the package <- its path in the build.
+LIBRARIES = {"_C.so": Path("python/_C.so"), "libflashrnn_ops.so": Path("flashrnn_ops/libflashrnn_ops.so")}
+
+
+def _library(relative: Path) -> Path:
     build = Path(os.environ.get("FLASHTRAIN_BUILD_DIR", HERE.parent / "build"))
-    library = build / "python" / "_C.so"
+    library = build / relative
     if not library.is_file():
         raise RuntimeError(
             f"flashtrain: {library} is missing; build it first "
@@ -51,7 +57,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files = {}
     for path in sorted((HERE / NAME).glob("*.py")):
         files[f"{NAME}/{path.name}"] = path.read_bytes()
-    files[f"{NAME}/_C.so"] = _library().read_bytes()
+    for name, relative in LIBRARIES.items():
+        files[f"{NAME}/{name}"] = _library(relative).read_bytes()
     dist_info = f"{NAME}-{VERSION}.dist-info"
     files[f"{dist_info}/METADATA"] = METADATA.encode()
     files[f"{dist_info}/WHEEL"] = (
@@ -62,7 +69,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
     wheel_name = f"{NAME}-{VERSION}-{_tag()}.whl"
-    # Stored, not deflated: the library is most of the wheel and deflating it is slow.
+    # Stored, not deflated: the libraries are most of the wheel and deflating them is slow.
     with zipfile.ZipFile(Path(wheel_directory) / wheel_name, "w", zipfile.ZIP_STORED) as wheel:
         for name, data in files.items():
             wheel.writestr(name, data)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds test and benchmark executables here (the local build/ tree, the same
 # sources and flags as CI) and packs them xz-compressed into build-bin/ (git-ignored;
-# xz -6 makes flashbench ~13-16 MB, gzip ~37: two builds fit one 64 MiB carry for an A/B),
+# xz -6; the kernels are one shared library, libflashrnn_ops.so.xz, packed once beside them),
 # so that a GPU machine runs them without building: carry build-bin, then
 # `bash tests/gpu/run_prebuilt.sh ...` there. The machine there must have the
 # same torch wheel (its libraries are found through its python3).
@@ -14,14 +14,25 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(flashrnn_ops_tests flashbench models_tests)
 cmake --build build -j"$(nproc)" --target "${targets[@]}"
-rm -rf build-bin && mkdir -p build-bin
+# PACK_DIR=build-bin/old (after the default pack, which empties build-bin) keeps
+# a second build beside the first: run_prebuilt.sh old/flashbench runs it.
+PACK_DIR="${PACK_DIR:-build-bin}"
+rm -rf "$PACK_DIR" && mkdir -p "$PACK_DIR"
+needs_kernels=0
 for t in "${targets[@]}"; do
   # The Python extension's file is build/python/_C.so (python/CMakeLists.txt).
-  if [[ $t == flashtrain_torch ]]; then xz -T0 -6 -c build/python/_C.so > build-bin/$t.xz; continue; fi
-  exe=$(find build -type f -executable -name "$t" -not -path '*/CMakeFiles/*' | head -1)
-  [[ -n "$exe" ]] || { echo "no executable for target $t" >&2; exit 1; }
-  xz -T0 -6 -c "$exe" > "build-bin/$t.xz"
+  if [[ $t == flashtrain_torch ]]; then file=build/python/_C.so
+  else file=$(find build -type f -executable -name "$t" -not -path '*/CMakeFiles/*' | head -1)
+  fi
+  [[ -n "$file" && -f "$file" ]] || { echo "no executable for target $t" >&2; exit 1; }
+  xz -T0 -6 -c "$file" > "$PACK_DIR/$t.xz"
+  readelf -d "$file" | grep -q 'libflashrnn_ops\.so' && needs_kernels=1
 done
+# The kernels' shared library, once for all of them: run_prebuilt.sh unpacks it
+# beside them, where they look first ($ORIGIN, CMakeLists.txt).
+if [[ $needs_kernels == 1 ]]; then
+  xz -T0 -6 -c build/flashrnn_ops/libflashrnn_ops.so > "$PACK_DIR/libflashrnn_ops.so.xz"
+fi
 { git rev-parse --short HEAD; git diff --quiet HEAD -- flashrnn_ops experiments tests models trainer ||
-  echo "+ uncommitted changes"; } > build-bin/commit.txt
-du -sh build-bin; cat build-bin/commit.txt
+  echo "+ uncommitted changes"; } > "$PACK_DIR/commit.txt"
+du -sh "$PACK_DIR"; cat "$PACK_DIR/commit.txt"

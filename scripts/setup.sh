@@ -61,7 +61,8 @@ cmake --build build
 #    and its Python files, copied; nothing is compiled. Reinstalled when they changed.
 SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
 if ! cmp -s build/python/_C.so "$SITE/flashtrain/_C.so" ||
-   ! diff -rq -x __pycache__ -x _C.so python/flashtrain "$SITE/flashtrain" >/dev/null 2>&1; then
+   ! cmp -s build/flashrnn_ops/libflashrnn_ops.so "$SITE/flashtrain/libflashrnn_ops.so" ||
+   ! diff -rq -x __pycache__ -x '*.so' python/flashtrain "$SITE/flashtrain" >/dev/null 2>&1; then
   step "installing the flashtrain Python package into .venv (pip install ./python)"
   "$PY" -m pip install -q --no-deps --no-build-isolation --force-reinstall ./python
 fi

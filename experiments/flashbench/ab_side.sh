@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One side of an A/B (ab.py) on a GPU machine, for builds too large to travel
-# together in one device call: carry build-bin with this side's flashbench.xz,
-# run this, swap in the other side's flashbench.xz and run it again at once
+# together in one device call: carry build-bin with this side's flashbench.xz
+# and libflashrnn_ops.so.xz, run this, swap in the other side's and run it again at once
 # (the same warm machine), then combine on any machine:
 #   python3 experiments/flashbench/ab.py --a v16 --b v17 --a-runs v16_*.json --b-runs v17_*.json
 # Each shape (SHAPES, B,T,N,D ...) runs ROUNDS times (default 2), lstm and

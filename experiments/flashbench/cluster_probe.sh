@@ -27,11 +27,12 @@ for part in "${parts[@]}"; do
       timeout 200 $RUN flashbench --sweep heads --cells lstm,slstm --backends fused,alternating --baselines on \
         --iters 10 --out "$OUT/heads.json" > "$OUT/heads.txt" 2>&1; echo "sweep rc=$?"
       grep -v skipped "$OUT/heads.txt" | tail -40 ;;
-    ab)  # OLD: the older build's name in build-bin (default flashbench_old); SHAPES: B,T,N,D ...
-      old=${OLD:-flashbench_old}
+    ab)  # OLD: the older build in build-bin (default old/flashbench: PACK_DIR=build-bin/old
+         # scripts/pack_gpu_binaries.sh flashbench at the older commit); SHAPES: B,T,N,D ...
+      old=${OLD:-old/flashbench}
       [[ -f build-bin/$old.xz ]] || { echo "no build-bin/$old.xz"; continue; }
       for shape in ${SHAPES:-16,1024,12,64}; do
-        name="ab_${old}_${shape//,/x}"
+        name="ab_${old//\//_}_${shape//,/x}"
         timeout 300 python3 experiments/flashbench/ab.py --a "$RUN $old" --b "$RUN flashbench" --rounds ${ROUNDS:-2} \
           --out "$OUT/$name.json" -- --shape "$shape" --cells lstm,slstm --backends fused --baselines off \
           --breakdown on > "$OUT/$name.txt" 2>&1; echo "$name rc=$?"; tail -8 "$OUT/$name.txt"
