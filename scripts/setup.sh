@@ -13,7 +13,7 @@ RUN_MAIN_JOB=1
 
 TORCH_VERSION="2.11.0"
 DEBIAN_PACKAGES=(cmake ninja-build ccache g++ python3-venv
-                 libtomlplusplus-dev libsentencepiece-dev libgtest-dev nlohmann-json3-dev zlib1g-dev)
+                 libtomlplusplus-dev libsentencepiece-dev libgtest-dev nlohmann-json3-dev zlib1g-dev libzstd-dev)
 
 step() { printf '\n== %s\n' "$*"; }
 

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <zlib.h>
+#include <zstd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,7 +67,7 @@ TEST(PrepareDocuments, BadInputsAreClearErrors) {
   write_text(dir.file("other/a.txt"), "a");
   expect_error<DataError>([&] { find_documents({dir.file("nope")}); }, {"input", "nope", "does not exist"});
   expect_error<DataError>([&] { find_documents({dir.file("empty")}); },
-                          {"empty", "holds no *.txt, *.jsonl or *.jsonl.gz file"});
+                          {"empty", "holds no *.txt, *.jsonl, *.jsonl.gz or *.jsonl.zst file"});
   expect_error<DataError>([&] { find_documents({dir.file("a.txt"), dir.file("other")}); },
                           {"two documents are named 'a.txt'"});
 }
@@ -182,14 +184,30 @@ TEST_F(PrepareRun, ShardsHoldEachDocumentInOrder) {
 }
 
 // One JSON line per document, {"id": ..., "text": ...}; gzipped when `gzip`.
-void write_json_lines(const std::string& path, const std::vector<std::string>& texts, bool gzip,
+enum class Compression { kNone, kGzip, kZstd };
+
+// zstd frames of `content`, each of at most `frame` bytes of it (a file may hold several).
+std::string zstd_frames(const std::string& content, std::size_t frame) {
+  std::string out;
+  for (std::size_t at = 0; at < content.size(); at += frame) {
+    const std::size_t size = std::min(frame, content.size() - at);
+    std::string compressed(ZSTD_compressBound(size), '\0');
+    const std::size_t n = ZSTD_compress(compressed.data(), compressed.size(), content.data() + at, size, 3);
+    EXPECT_FALSE(ZSTD_isError(n));
+    out += compressed.substr(0, n);
+  }
+  return out;
+}
+
+void write_json_lines(const std::string& path, const std::vector<std::string>& texts, Compression compression,
                       const std::string& field = "text") {
   std::string content;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     content += nlohmann::json{{"id", i}, {field, texts[i]}}.dump() + "\n";
     if (i == 2) content += "\n";  // a blank line: no document
   }
-  if (!gzip) return write_text(path, content);
+  if (compression == Compression::kNone) return write_text(path, content);
+  if (compression == Compression::kZstd) return write_text(path, zstd_frames(content, content.size() / 3 + 1));
   gzFile out = gzopen(path.c_str(), "wb");
   ASSERT_NE(out, nullptr);
   const auto size = static_cast<unsigned>(content.size());
@@ -197,16 +215,18 @@ void write_json_lines(const std::string& path, const std::vector<std::string>& t
   ASSERT_EQ(gzclose(out), Z_OK);
 }
 
-// The 40 documents as JSON lines, 20 in a .jsonl and 20 in a .jsonl.gz, give the
-// tokens the 40 text files give (the same order: names sort in file order).
+// The 40 documents as JSON lines, 20 in a .jsonl, 10 in a .jsonl.gz and 10 in a
+// .jsonl.zst (three frames), give the tokens the 40 text files give (the same
+// order: names sort in file order).
 TEST_F(PrepareRun, JsonLinesGiveTheTokensTextFilesGive) {
   PrepareOptions from_text = options("text", 2);
   from_text.val_fraction = 0.0;
   const PrepareReport text_report = prepare_shards(from_text);
   const std::vector<std::string> texts = document_texts();
   fs::create_directories(dir_.path() / "lines");
-  write_json_lines(dir_.file("lines/a.jsonl"), {texts.begin(), texts.begin() + 20}, false);
-  write_json_lines(dir_.file("lines/b.jsonl.gz"), {texts.begin() + 20, texts.end()}, true);
+  write_json_lines(dir_.file("lines/a.jsonl"), {texts.begin(), texts.begin() + 20}, Compression::kNone);
+  write_json_lines(dir_.file("lines/b.jsonl.gz"), {texts.begin() + 20, texts.begin() + 30}, Compression::kGzip);
+  write_json_lines(dir_.file("lines/c.jsonl.zst"), {texts.begin() + 30, texts.end()}, Compression::kZstd);
 
   PrepareOptions from_lines = options("lines_out", 3);
   from_lines.inputs = {dir_.file("lines")};
@@ -220,10 +240,11 @@ TEST_F(PrepareRun, JsonLinesGiveTheTokensTextFilesGive) {
   const auto docs = find_documents(from_lines.inputs);
   EXPECT_EQ(docs[3].name, "a.jsonl:0000000005");  // line 4 is blank
   EXPECT_EQ(docs[20].name, "b.jsonl.gz:0000000001");
+  EXPECT_EQ(docs[30].name, "c.jsonl.zst:0000000001");
 
   // A tokenizer trained on JSON lines (their texts, through a temporary file).
   PrepareOptions trained = options("lines_trained", 2);
-  trained.inputs = {dir_.file("lines/b.jsonl.gz")};
+  trained.inputs = {dir_.file("lines/b.jsonl.gz"), dir_.file("lines/c.jsonl.zst")};
   const PrepareReport trained_report = prepare_shards(trained);
   EXPECT_EQ(trained_report.vocab_size, 600);
   EXPECT_EQ(trained_report.train.documents + trained_report.val.documents, 20);
@@ -241,7 +262,7 @@ TEST_F(PrepareRun, BadJsonLinesNameTheFileAndLine) {
   o.inputs = {dir_.file("bad/y.jsonl")};
   expect_error<DataError>([&] { prepare_shards(o); },
                           {"y.jsonl' line 1", "no string field 'text'", "--text-field"});
-  write_json_lines(dir_.file("bad/content.jsonl"), document_texts(), false, "content");
+  write_json_lines(dir_.file("bad/content.jsonl"), document_texts(), Compression::kNone, "content");
   o.inputs = {dir_.file("bad/content.jsonl")};
   o.text_field = "content";
   o.output_dir = dir_.file("content_out");
@@ -250,6 +271,14 @@ TEST_F(PrepareRun, BadJsonLinesNameTheFileAndLine) {
   write_text(dir_.file("bad/empty.jsonl"), "\n\n");
   expect_error<DataError>([&] { find_documents({dir_.file("bad/empty.jsonl")}); },
                           {"empty.jsonl", "holds no JSON line"});
+  // A .zst cut short, or not zstd at all: the file named, never a partial read.
+  const std::string frames = zstd_frames("{\"text\": \"one\"}\n{\"text\": \"two\"}\n", 1 << 20);
+  write_text(dir_.file("bad/cut.jsonl.zst"), frames.substr(0, frames.size() - 3));
+  expect_error<DataError>([&] { find_documents({dir_.file("bad/cut.jsonl.zst")}); },
+                          {"cut.jsonl.zst", "truncated"});
+  write_text(dir_.file("bad/plain.jsonl.zst"), "{\"text\": \"one\"}\n");
+  expect_error<DataError>([&] { find_documents({dir_.file("bad/plain.jsonl.zst")}); },
+                          {"plain.jsonl.zst", "not zstd data"});
 }
 
 TEST_F(PrepareRun, OutputDoesNotDependOnThreads) {

@@ -59,7 +59,7 @@ std::vector<Document> find_documents(const std::vector<std::string>& inputs) {
     if (fs::is_directory(status)) {
       add_directory(path, documents);
       if (documents.size() == before)
-        throw DataError("input directory '" + input + "' holds no *.txt, *.jsonl or *.jsonl.gz file");
+        throw DataError("input directory '" + input + "' holds no *.txt, *.jsonl, *.jsonl.gz or *.jsonl.zst file");
     } else if (is_jsonl(path)) {
       add_jsonl_documents(path, path.filename().string(), documents);
       if (documents.size() == before) throw DataError("input '" + input + "' holds no JSON line");

@@ -1,8 +1,11 @@
 #include "jsonl.h"
 
 #include <zlib.h>
+#include <zstd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -17,46 +20,124 @@ std::string where(const std::string& path, std::int64_t line) {
   return "'" + path + "' line " + std::to_string(line + 1);
 }
 
-// A file read line by line through zlib, which reads uncompressed files as they are.
-class LineReader {
+// The bytes of an input file: through zlib (gzip, or a plain file as it is) or,
+// for .zst, through zstd's streaming decoder.
+class ByteSource {
  public:
-  explicit LineReader(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
+  virtual ~ByteSource() = default;
+  // Up to `size` bytes into `out`; 0 at the end. Throws DataError.
+  virtual std::size_t read(char* out, std::size_t size) = 0;
+};
+
+class GzipSource : public ByteSource {
+ public:
+  explicit GzipSource(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
     if (file_ == nullptr) throw DataError("cannot open '" + path + "'");
     gzbuffer(file_, 1 << 20);
   }
-  ~LineReader() {
-    if (file_ != nullptr) gzclose(file_);
-  }
-  LineReader(const LineReader&) = delete;
-  LineReader& operator=(const LineReader&) = delete;
+  ~GzipSource() override { gzclose(file_); }
 
-  // The next line without its newline; false at the end.
+  std::size_t read(char* out, std::size_t size) override {
+    const int n = gzread(file_, out, static_cast<unsigned>(std::min<std::size_t>(size, 1 << 30)));
+    if (n < 0) {
+      int code = Z_OK;
+      throw DataError("cannot read '" + path_ + "': " + gzerror(file_, &code));
+    }
+    return static_cast<std::size_t>(n);
+  }
+
+ private:
+  std::string path_;
+  gzFile file_;
+};
+
+class ZstdSource : public ByteSource {
+ public:
+  explicit ZstdSource(const std::string& path)
+      : path_(path), file_(std::fopen(path.c_str(), "rb")), stream_(ZSTD_createDStream()), in_(ZSTD_DStreamInSize()) {
+    if (file_ == nullptr) throw DataError("cannot open '" + path + "'");
+    if (stream_ == nullptr) throw DataError("cannot read '" + path + "': zstd has no memory for a decoder");
+  }
+  ~ZstdSource() override {
+    ZSTD_freeDStream(stream_);
+    std::fclose(file_);
+  }
+
+  std::size_t read(char* out, std::size_t size) override {
+    ZSTD_outBuffer output{out, size, 0};
+    while (output.pos == 0) {
+      if (input_.pos == input_.size) {
+        const std::size_t n = std::fread(in_.data(), 1, in_.size(), file_);
+        if (n == 0) {
+          if (std::ferror(file_)) throw DataError("cannot read '" + path_ + "'");
+          // The end of the file must be the end of a frame.
+          if (frame_left_ != 0) throw DataError("cannot read '" + path_ + "': the zstd stream is truncated");
+          return 0;
+        }
+        input_ = {in_.data(), n, 0};
+      }
+      frame_left_ = ZSTD_decompressStream(stream_, &output, &input_);
+      if (ZSTD_isError(frame_left_))
+        throw DataError("cannot read '" + path_ + "': " + ZSTD_getErrorName(frame_left_) + " (not zstd data?)");
+    }
+    return output.pos;
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_;
+  ZSTD_DStream* stream_;
+  std::vector<char> in_;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  std::size_t frame_left_ = 0;  // ZSTD_decompressStream's hint: 0 when a frame has just ended
+};
+
+bool ends_with(const std::string& name, const std::string& suffix) {
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A file's lines, through the source its name calls for.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path) : buffer_(1 << 20) {
+    if (ends_with(path, ".zst")) source_ = std::make_unique<ZstdSource>(path);
+    else source_ = std::make_unique<GzipSource>(path);
+  }
+
+  // The next line without its newline (or \r\n); false at the end.
   bool next(std::string& line) {
     line.clear();
-    char buffer[1 << 16];
     for (;;) {
-      if (gzgets(file_, buffer, sizeof buffer) == nullptr) {
-        int code = Z_OK;
-        const char* message = gzerror(file_, &code);
-        if (code != Z_OK && code != Z_STREAM_END) throw DataError("cannot read '" + path_ + "': " + message);
-        ++number_;
-        return !line.empty();
+      if (begin_ == end_) {
+        begin_ = 0;
+        end_ = source_->read(buffer_.data(), buffer_.size());
+        if (end_ == 0) {
+          ++number_;
+          return !line.empty();
+        }
       }
-      line += buffer;
-      if (!line.empty() && line.back() == '\n') {
-        line.pop_back();
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        ++number_;
-        return true;
+      const char* start = buffer_.data() + begin_;
+      const void* newline = std::memchr(start, '\n', end_ - begin_);
+      if (newline == nullptr) {
+        line.append(start, end_ - begin_);
+        begin_ = end_;
+        continue;
       }
+      const std::size_t length = static_cast<const char*>(newline) - start;
+      line.append(start, length);
+      begin_ += length + 1;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      ++number_;
+      return true;
     }
   }
   // The 0-based number of the line next() returned last.
   std::int64_t number() const { return number_ - 1; }
 
  private:
-  std::string path_;
-  gzFile file_;
+  std::unique_ptr<ByteSource> source_;
+  std::vector<char> buffer_;
+  std::size_t begin_ = 0, end_ = 0;
   std::int64_t number_ = 0;
 };
 
@@ -66,10 +147,7 @@ bool blank(const std::string& line) { return line.find_first_not_of(" \t") == st
 
 bool is_jsonl(const fs::path& path) {
   const std::string name = path.filename().string();
-  const auto ends_with = [&](const std::string& suffix) {
-    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".jsonl") || ends_with(".jsonl.gz");
+  return ends_with(name, ".jsonl") || ends_with(name, ".jsonl.gz") || ends_with(name, ".jsonl.zst");
 }
 
 void add_jsonl_documents(const fs::path& path, const std::string& name, std::vector<Document>& out) {

@@ -1,5 +1,5 @@
-// Private: documents stored as JSON lines (.jsonl, or gzip-compressed
-// .jsonl.gz), as corpora ship: each non-empty line an object whose text field
+// Private: documents stored as JSON lines (.jsonl, or compressed .jsonl.gz and
+// .jsonl.zst), as corpora ship: each non-empty line an object whose text field
 // is one document. Read as a stream, never whole, and never a file per
 // document: a Document names its file and line, and a JsonlCursor reads the
 // lines of a sorted list of such documents forward, once.
@@ -15,7 +15,7 @@
 
 namespace flashtrain::data {
 
-// foo.jsonl or foo.jsonl.gz.
+// foo.jsonl, foo.jsonl.gz or foo.jsonl.zst.
 bool is_jsonl(const std::filesystem::path& path);
 
 // One Document per non-empty line of `path`, named `name` + ":" + the line

@@ -121,10 +121,10 @@ void print_split(std::ostream& out, const char* name, const SplitReport& r) {
 std::string prepare_usage(const std::string& program) {
   return "usage: " + program + R"( --output DIR [options] INPUT...
 
-INPUT is a text file (one document), a JSON-lines file (.jsonl, or gzipped
-.jsonl.gz: each non-empty line an object whose text field is one document,
-read as a stream) or a directory (each *.txt file below it one document, each
-*.jsonl and *.jsonl.gz file its lines). Writes DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c token
+INPUT is a text file (one document), a JSON-lines file (.jsonl, or compressed
+.jsonl.gz / .jsonl.zst: each non-empty line an object whose text field is one
+document, read as a stream) or a directory (each *.txt file below it one
+document, each *.jsonl, *.jsonl.gz and *.jsonl.zst file its lines). Writes DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c token
 shards) and DIR/prepare.json; refuses a DIR holding shards that its
 prepare.json does not list (it overwrites and removes only its own).
 
