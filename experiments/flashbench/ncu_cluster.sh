@@ -4,8 +4,7 @@
 # instruction counts, launch and occupancy of the recording forward (the one a
 # backward follows) and the backward, into $OUT/ncu_{forward,backward}_*.txt;
 # the top stalls printed. Prebuilt flashbench (scripts/pack_gpu_binaries.sh
-# flashbench; carry build-bin). An earlier build's output (3x256):
-# results/kernel_probes/v8_ncu_*_lstm256.txt.
+# flashbench; carry build-bin).
 #   SHAPE=16,1024,3,256 CELL=lstm bash experiments/flashbench/ncu_cluster.sh
 source tests/gpu/torch_env.sh; export PATH=/usr/local/cuda/bin:$PATH
 bash tests/gpu/run_prebuilt.sh flashbench --help >/dev/null 2>&1
