@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "flashtrain/data/error.h"
+#include "jsonl.h"
 
 namespace flashtrain::data {
 namespace {
@@ -32,11 +33,6 @@ EncodedDocument encode_text(const std::string& content, const Tokenizer& tokeniz
 }
 
 }  // namespace
-
-std::string document_text(const Document& document, const std::string& text_field, JsonlCursor& cursor) {
-  if (document.line < 0) return file_text(document);
-  return jsonl_text(cursor.line_of(document), text_field, document);
-}
 
 void encode_in_order(const std::vector<Document>& documents, const Tokenizer& tokenizer,
                      int threads, const std::string& text_field,

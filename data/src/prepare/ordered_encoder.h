@@ -9,7 +9,6 @@
 
 #include "flashtrain/data/prepare.h"
 #include "flashtrain/data/tokenizer.h"
-#include "jsonl.h"
 
 namespace flashtrain::data {
 
@@ -27,9 +26,5 @@ struct EncodedDocument {
 void encode_in_order(const std::vector<Document>& documents, const Tokenizer& tokenizer,
                      int threads, const std::string& text_field,
                      const std::function<void(std::size_t, EncodedDocument&&)>& sink);
-
-// A document's text: its file's bytes, or the text field of its JSON line
-// (`cursor` reads the lines forward: ask in the documents' order).
-std::string document_text(const Document& document, const std::string& text_field, JsonlCursor& cursor);
 
 }  // namespace flashtrain::data

@@ -11,6 +11,7 @@
 
 #include "flashtrain/data/atomic_file.h"
 #include "flashtrain/data/error.h"
+#include "jsonl.h"
 #include "ordered_encoder.h"
 #include "progress_line.h"
 #include "shard_sequence.h"
@@ -205,7 +206,7 @@ std::string tokenizer_text_of_jsonl(const std::vector<Document>& documents, cons
       out.open(path, std::ios::binary | std::ios::trunc);
       if (!out) throw DataError("cannot write '" + path.string() + "'");
     }
-    const std::string text = document_text(d, o.text_field, cursor);
+    const std::string text = jsonl_text(cursor.line_of(d), o.text_field, d);
     out << text << '\n';
     lines += 1 + static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
     if (most_lines > 0 && lines >= most_lines) break;

@@ -48,7 +48,7 @@ void check_blocks(const ResolvedConfig& resolved) {
     const std::string& kind = m.layer_kind(layer);
     const models::BlockKindInfo* row = models::find_block_kind(kind);
     if (row != nullptr && row->heads) uses_heads = true;
-    if (kind == "transformer") attention = true;
+    if (row != nullptr && row->kind == models::BlockKind::kTransformer) attention = true;
     if (rnn_kind.empty() && is_multihead_rnn_kind(kind)) rnn_kind = kind;
   }
   if (!uses_heads) return;
