@@ -12,13 +12,13 @@ BIN_DIR="${BIN_DIR:-/tmp/flashtrain-bin}"
 mkdir -p "$BIN_DIR/python"
 [[ -f build-bin/flashtrain_torch.xz ]] ||
   { echo "build-bin/flashtrain_torch.xz missing: scripts/pack_gpu_binaries.sh flashtrain_torch" >&2; exit 2; }
-unxz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$@"; }
-unxz build-bin/flashtrain_torch.xz "$BIN_DIR/python/_C.so"
+unpack_xz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$@"; }
+unpack_xz build-bin/flashtrain_torch.xz "$BIN_DIR/python/_C.so"
 # The kernels' library beside the extension (where it looks first) and where a
 # build tree has it (the wheel test reads $FLASHTRAIN_BUILD_DIR like one).
 [[ -f build-bin/libflashrnn_ops.so.xz ]] ||
   { echo "build-bin/libflashrnn_ops.so.xz missing: scripts/pack_gpu_binaries.sh flashtrain_torch" >&2; exit 2; }
-unxz build-bin/libflashrnn_ops.so.xz "$BIN_DIR/python/libflashrnn_ops.so"
+unpack_xz build-bin/libflashrnn_ops.so.xz "$BIN_DIR/python/libflashrnn_ops.so"
 mkdir -p "$BIN_DIR/flashrnn_ops" && ln -sf "$BIN_DIR/python/libflashrnn_ops.so" "$BIN_DIR/flashrnn_ops/"
 if [[ -f build-bin/flashtrain.xz ]]; then
   bash tests/gpu/run_prebuilt.sh flashtrain --help > /dev/null  # unpacks it into $BIN_DIR
