@@ -10,10 +10,15 @@ padding the kernels step over is what the packing leaves; with initial states
 each sequence has a row of its own. One gather puts the tokens into the rows,
 one takes the states back out, and one the state after each sequence's last
 token.
+
+Layouts are placed on the host, from the lengths, and reach the GPU through
+pinned memory without waiting for it (to_device): a call queues its kernels
+behind the previous call's instead of stalling on a copy. cu_seqlens given on
+the CPU cost no device synchronisation; on the GPU, one read back.
 """
 import heapq
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -49,13 +54,37 @@ def _lengths(cu_seqlens, total: int, name: str) -> List[int]:
     return lengths
 
 
+def to_device(tensors: Sequence[Optional[torch.Tensor]], device) -> List[Optional[torch.Tensor]]:
+    """Host-built index tensors onto `device` (None stays None). To a GPU they go
+    through pinned memory, asynchronously: a .to() from pageable memory waits for
+    every kernel queued before it, so each would stall the host behind the GPU."""
+    device = torch.device("cpu" if device is None else device)
+    if device.type != "cuda":
+        return [None if t is None else t.to(device) for t in tensors]
+    if torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("variable-length sequences cannot be captured in a CUDA graph: their layout is "
+                           "placed on the host at each call, and a replay would copy from a host buffer that "
+                           "no longer holds it; capture the padded call (every sequence as long as the batch)")
+    return [None if t is None else t.pin_memory().to(device, non_blocking=True) for t in tensors]
+
+
 def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
                   name: str = "varlen_layout") -> VarlenLayout:
     """The rows a batch of back-to-back sequences runs in. share_rows: pack
     several sequences into a row (the sequences must start from zero states),
     else one sequence per row."""
-    lengths = _lengths(cu_seqlens, total, name)
-    n, T = len(lengths), max(lengths)
+    return layout_on(device, host_layout(_lengths(cu_seqlens, total, name), share_rows))
+
+
+def layout_on(device, layout: VarlenLayout) -> VarlenLayout:
+    """A host layout with its index tensors on `device`."""
+    slots, last, reset_mask = to_device([layout.slots, layout.last, layout.reset_mask], device)
+    return VarlenLayout(slots, last, reset_mask, layout.rows, layout.T)
+
+
+def host_layout(lengths: List[int], share_rows: bool) -> VarlenLayout:
+    """varlen_layout of sequences of these lengths, its tensors on the CPU."""
+    n, T, total = len(lengths), max(lengths), sum(lengths)
     row, offset = [0] * n, [0] * n
     if share_rows:
         # Longest first, each into the row with the most room if it fits there,
@@ -85,8 +114,18 @@ def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
     if any(offset):
         reset_mask = torch.zeros(rows * T, dtype=torch.bool)
         reset_mask[torch.tensor([row[k] * T + offset[k] for k in range(n) if offset[k]])] = True
-        reset_mask = reset_mask.view(rows, T).to(device)
-    return VarlenLayout(slots.to(device), last.to(device), reset_mask, rows, T)
+        reset_mask = reset_mask.view(rows, T)
+    return VarlenLayout(slots, last, reset_mask, rows, T)
+
+
+def mirror_index(lengths: torch.Tensor) -> torch.Tensor:
+    """[total] on the CPU, for sequences of `lengths` [n] (CPU) laid back to back:
+    for each token, the index of the token as far from its sequence's end as it
+    is from the start (token t of L -> L - 1 - t). The reverse direction of a
+    bidirectional layer runs each token where its mirror image runs forward."""
+    ends = torch.cumsum(lengths, 0)
+    sequence = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
+    return (2 * ends - lengths - 1)[sequence] - torch.arange(sequence.numel())
 
 
 def flashrnn_varlen(
@@ -149,35 +188,38 @@ class Segments:
     """Sequences laid back to back as the blocks see them (made once per call):
     their boundaries `cu_seqlens` [n + 1] and `lengths` [n], each token's
     `sequence` and `position` in it [total], each sequence's `first` and
-    `last` token [n]; all long, on the tokens' device. The kernels' rows for
-    them are placed once (layout()) for every layer that runs the op."""
+    `last` token [n]; all long, on the tokens' device, built on the host from
+    `host_lengths`. The kernels' rows for them are placed once (layout()) for
+    every layer that runs the op."""
     cu_seqlens: torch.Tensor
     lengths: torch.Tensor
     sequence: torch.Tensor
     position: torch.Tensor
     first: torch.Tensor
     last: torch.Tensor
+    host_lengths: List[int] = field(repr=False)
     _layouts: Dict[bool, VarlenLayout] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, cu_seqlens, total: int, device, name: str) -> "Segments":
-        lengths = torch.tensor(_lengths(cu_seqlens, total, name), device=device)
-        n = lengths.numel()
+        host_lengths = _lengths(cu_seqlens, total, name)
+        lengths = torch.tensor(host_lengths)
         ends = torch.cumsum(lengths, 0)
         first = ends - lengths
-        sequence = torch.repeat_interleave(torch.arange(n, device=device), lengths)
-        position = torch.arange(total, device=device) - first[sequence]
-        return cls(torch.cat([first[:1], ends]), lengths, sequence, position, first, ends - 1)
+        sequence = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
+        position = torch.arange(total) - first[sequence]
+        tensors = to_device([torch.cat([first[:1], ends]), lengths, sequence, position, first, ends - 1], device)
+        return cls(*tensors, host_lengths=host_lengths)
 
     @property
     def count(self) -> int:
-        return self.lengths.numel()
+        return len(self.host_lengths)
 
     def layout(self, share_rows: bool) -> VarlenLayout:
         """varlen_layout of these sequences, placed at the first call."""
         if share_rows not in self._layouts:
-            self._layouts[share_rows] = varlen_layout(self.cu_seqlens, self.sequence.numel(), share_rows,
-                                                      self.cu_seqlens.device)
+            self._layouts[share_rows] = layout_on(self.cu_seqlens.device,
+                                                  host_layout(self.host_lengths, share_rows))
         return self._layouts[share_rows]
 
     def flashrnn(self, Wx, R, b, states=None, **flashrnn_options):
@@ -185,9 +227,3 @@ class Segments:
         _check_tokens_first(Wx, "flashrnn_varlen")
         return flashrnn_on_layout(Wx, R, b, self.layout(states is None), states, "flashrnn_varlen",
                                   **flashrnn_options)
-
-    def mirrored(self) -> torch.Tensor:
-        """[total]: for each token, the index of the token as far from its
-        sequence's end as it is from the start (token t of L -> L - 1 - t)."""
-        return self.first[self.sequence] + self.last[self.sequence] - torch.arange(
-            self.sequence.numel(), device=self.sequence.device)

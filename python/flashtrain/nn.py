@@ -22,7 +22,6 @@ SLSTM (the layer), SLSTMBlock and LSTMBlock / RecurrentBlock (LSTM, GRU, Elman) 
 LanguageModel are the modules flashtrain.load_export builds (flashtrain.modules),
 initialised as the C++ trainer initialises them.
 """
-import dataclasses
 import math
 from typing import Optional, Tuple
 
@@ -30,7 +29,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence
 
 from ._recurrent import flashrnn
-from ._varlen import Segments, flashrnn_on_layout
+from ._varlen import Segments, VarlenLayout, flashrnn_on_layout, host_layout, mirror_index, to_device
 from .modules import (BLOCK_KINDS, CELLS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer,
                       SlstmMixer, ffn_hidden)
 
@@ -50,22 +49,16 @@ def _op_bias(mode: str, b_ih: torch.Tensor, b_hh: torch.Tensor, heads: int) -> t
 
 
 def _packed_order(packed: PackedSequence) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Each row of a PackedSequence's data as a token of the sequences laid
-    back to back in the caller's order: its index there ([rows], on the data's
-    device), and each sequence's length ([B], on the CPU)."""
+    """Each row of a PackedSequence's data as a token of its sequences laid back
+    to back in the packed (longest first) order: its index there, and each
+    sequence's length [B]; both on the CPU, from batch_sizes alone."""
     sizes = packed.batch_sizes  # [T] on the CPU, non-increasing
     T, B = sizes.numel(), int(sizes[0])
     t = torch.repeat_interleave(torch.arange(T), sizes)
     slot = torch.arange(t.numel()) - torch.repeat_interleave(torch.cumsum(sizes, 0) - sizes, sizes)
-    sorted_lengths = (sizes.unsqueeze(0) > torch.arange(B).unsqueeze(1)).sum(1)
-    if packed.sorted_indices is None:
-        b, lengths = slot, sorted_lengths
-    else:
-        order = packed.sorted_indices.cpu()
-        b = order[slot]
-        lengths = torch.empty_like(sorted_lengths).scatter_(0, order, sorted_lengths)
+    lengths = (sizes.unsqueeze(0) > torch.arange(B).unsqueeze(1)).sum(1)
     starts = torch.cumsum(lengths, 0) - lengths
-    return (starts[b] + t).to(packed.data.device), lengths
+    return starts[slot] + t, lengths
 
 
 class _RNNBase(torch.nn.Module):
@@ -233,24 +226,28 @@ class _RNNBase(torch.nn.Module):
             layer_input = self._next_input(outputs, layer)
         return layer_input, tuple(torch.stack(f) for f in finals)
 
-    def _run_tokens(self, tokens: torch.Tensor, order: torch.Tensor, lengths: torch.Tensor,
+    def _run_tokens(self, tokens: torch.Tensor, order: Optional[torch.Tensor], lengths: torch.Tensor,
                     hx: Optional[Tuple[torch.Tensor, ...]]):
         """Sequences of their own lengths: tokens [total, F], token j being
-        token order[j] of the sequences laid back to back (lengths [B], the
-        caller's order). Without hx the sequences share the kernels' rows
-        (flashrnn_varlen's layout: each restarts from zero at its first token),
-        with it each runs in a row of its own from its initial states. Returns
-        the output tokens [total, dirs * H] in the given order and the final
-        states, each [L * dirs, B, H]."""
+        token order[j] of the sequences laid back to back (order [total] on the
+        CPU, None for the identity; lengths [B] on the CPU). Without hx the
+        sequences share the kernels' rows (flashrnn_varlen's layout: each
+        restarts from zero at its first token), with it each runs in a row of
+        its own from its initial states. Returns the output tokens
+        [total, dirs * H] in the given order and the final states, each
+        [L * dirs, B, H]."""
         B, H, N = lengths.numel(), self.hidden_size, self.num_heads
         name = type(self).__name__
-        cu_seqlens = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])
-        segments = Segments.of(cu_seqlens, tokens.shape[0], tokens.device, name)
-        forward = segments.layout(share_rows=hx is None)
-        # Token j of the given order runs at the slot of its sequence-order index;
-        # in the reverse direction where its mirror image runs forward.
-        layouts = [dataclasses.replace(forward, slots=forward.slots[order]),
-                   dataclasses.replace(forward, slots=forward.slots[segments.mirrored()[order]])]
+        # The rows are placed on the host. Token j runs at the slot of its
+        # sequence-order index; in the reverse direction where its mirror image
+        # runs forward (the same last slots: each sequence ends in its row's
+        # last step either way).
+        host = host_layout(lengths.tolist(), share_rows=hx is None)
+        slots = [host.slots, host.slots[mirror_index(lengths)]][:2 if self.bidirectional else 1]
+        if order is not None:
+            slots = [s[order] for s in slots]
+        *slots, last, reset_mask = to_device(slots + [host.last, host.reset_mask], tokens.device)
+        layouts = [VarlenLayout(s, last, reset_mask, host.rows, host.T) for s in slots]
         finals = [[] for _ in range(self._states)]
         layer_input = tokens
         for layer in range(self.num_layers):
@@ -259,11 +256,11 @@ class _RNNBase(torch.nn.Module):
                 w_ih, R, b = self._layer_weights(layer, direction)
                 Wx = torch.matmul(layer_input, w_ih.t()).view(tokens.shape[0], -1, N, H // N)
                 initial = self._initial(hx, layer, direction, B)
-                states, last = flashrnn_on_layout(Wx, R, b, layouts[direction],
-                                                  None if initial is None else initial[:, :, 0], name,
-                                                  function=self._cell, backend=self.backend)
+                states, last_states = flashrnn_on_layout(Wx, R, b, layouts[direction],
+                                                         None if initial is None else initial[:, :, 0], name,
+                                                         function=self._cell, backend=self.backend)
                 for s in range(self._states):
-                    finals[s].append(last[s].reshape(B, H))
+                    finals[s].append(last_states[s].reshape(B, H))
                 outputs.append(states[0].reshape(-1, H))
             layer_input = self._next_input(outputs, layer)
         return layer_input, tuple(torch.stack(f) for f in finals)
@@ -295,9 +292,15 @@ class _RNNBase(torch.nn.Module):
             hx = tuple(h.unsqueeze(1) for h in hx) if isinstance(hx, tuple) else hx.unsqueeze(1)
         self._check_input(x, hx, B)
         states = None if hx is None else (hx if isinstance(hx, tuple) else (hx,))
-        if packed:  # the rows of the input's data, in its order
+        if packed:
+            # The rows of the input's data, in the packed (longest first) order;
+            # states come in and go out in the caller's, as torch.nn's do.
             order, lengths = _packed_order(input)
+            if states is not None and input.sorted_indices is not None:
+                states = tuple(h.index_select(1, input.sorted_indices) for h in states)
             tokens, finals = self._run_tokens(x, order, lengths, states)
+            if input.unsorted_indices is not None:
+                finals = tuple(f.index_select(1, input.unsorted_indices) for f in finals)
             return PackedSequence(tokens, input.batch_sizes, input.sorted_indices, input.unsorted_indices), finals
         if lengths is None:
             output, finals = self._run(x.contiguous(), states)
@@ -308,9 +311,8 @@ class _RNNBase(torch.nn.Module):
                                  f"got {lengths.tolist()}")
             # The valid positions b * T + t, sequence after sequence: the tokens' own order.
             valid = (torch.arange(T).unsqueeze(0) < lengths.unsqueeze(1)).flatten().nonzero().squeeze(1)
-            valid = valid.to(x.device)
-            order = torch.arange(valid.numel(), device=x.device)
-            tokens, finals = self._run_tokens(x.reshape(B * T, -1).index_select(0, valid), order, lengths, states)
+            valid, = to_device([valid], x.device)
+            tokens, finals = self._run_tokens(x.reshape(B * T, -1).index_select(0, valid), None, lengths, states)
             output = tokens.new_zeros(B * T, tokens.shape[-1]).index_copy(0, valid, tokens).view(B, T, -1)
         if unbatched:
             output, finals = output.squeeze(0), tuple(f.squeeze(1) for f in finals)

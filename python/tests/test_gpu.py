@@ -286,6 +286,38 @@ class NnGpuTest(unittest.TestCase):
                     alone, _ = module(x[row:row + 1, :length])
                     torch.testing.assert_close(alone[0], out[row, :length], rtol=2e-2, atol=2e-2)
 
+    def test_variable_lengths_never_wait_for_the_gpu(self):
+        # The layout is placed on the host and copied asynchronously: a packed call,
+        # a lengths= call and flashrnn_varlen with cu_seqlens on the CPU queue their
+        # work without synchronising (torch raises on any synchronising call here).
+        from torch.nn.utils.rnn import pack_padded_sequence
+        lstm = flashtrain.nn.LSTM(16, 64, bidirectional=True, batch_first=True, device="cuda", dtype=torch.bfloat16)
+        x = torch.randn(3, 20, 16, device="cuda", dtype=torch.bfloat16)
+        lengths = torch.tensor([20, 5, 12])
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        Wx = torch.randn(37, 4, 1, 64, device="cuda", dtype=torch.bfloat16)
+        R = torch.randn(4, 1, 64, 64, device="cuda", dtype=torch.bfloat16) * 0.1
+        b = torch.zeros(4, 1, 64, device="cuda", dtype=torch.bfloat16)
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            lstm(packed)
+            lstm(x, lengths=lengths)
+            flashtrain.flashrnn_varlen(Wx, R, b, torch.tensor([0, 20, 25, 37]))
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+
+    def test_capturing_a_packed_call_is_refused_by_name(self):
+        from torch.nn.utils.rnn import pack_padded_sequence
+        lstm = flashtrain.nn.LSTM(16, 64, batch_first=True, device="cuda", dtype=torch.bfloat16)
+        x = torch.randn(2, 10, 16, device="cuda", dtype=torch.bfloat16)
+        packed = pack_padded_sequence(x, torch.tensor([10, 4]), batch_first=True)
+        lstm(packed)
+        graph = torch.cuda.CUDAGraph()
+        with self.assertRaisesRegex(RuntimeError, "cannot be captured in a CUDA graph"):
+            with torch.cuda.graph(graph):
+                lstm(packed)
+
 
 @unittest.skipUnless(CUDA, "no CUDA device")
 class ImportTimeGpuTest(unittest.TestCase):
