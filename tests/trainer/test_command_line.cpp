@@ -53,6 +53,9 @@ TEST(CommandLine, SampleOptions) {
   EXPECT_DOUBLE_EQ(cl.temperature, 0.7);
   EXPECT_EQ(cl.seed, 9u);
   EXPECT_EQ(cl.checkpoint, "ck");
+  EXPECT_TRUE(cl.cuda_graph);
+  EXPECT_FALSE(parse({"sample", "--prompt=a", "--cuda-graph=off"}).cuda_graph);
+  EXPECT_TRUE(parse({"sample", "--prompt=a", "--cuda-graph", "on"}).cuda_graph);
 }
 
 TEST(CommandLine, ExportAndEvalOptions) {
@@ -84,6 +87,7 @@ TEST(CommandLine, BadInputIsAUsageError) {
   expect_usage_error({"sample", "--prompt=a", "--max-new-tokens=0"}, "integer >= 1");
   expect_usage_error({"sample", "--prompt=a", "--temperature=-1"}, "number >= 0");
   expect_usage_error({"sample", "--prompt=a", "--seed=x"}, "got 'x'");
+  expect_usage_error({"sample", "--prompt=a", "--cuda-graph=yes"}, "--cuda-graph needs on or off, got 'yes'");
   expect_usage_error({"--config", "a.toml", "stray"}, "unexpected argument 'stray'");
   expect_usage_error({"--resume="}, "needs latest, none or a checkpoint directory");
 }

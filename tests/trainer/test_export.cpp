@@ -184,6 +184,52 @@ TEST(Sampler, GreedyFollowsTheFullSequenceModelAndIsDeterministic) {
   SampleOptions stop = greedy;
   stop.stop_token = a[1];
   EXPECT_EQ(generate(*model, prompt, stop).size(), a[0] == a[1] ? 1u : 2u);
+  GenerationTimes times;
+  generate(*model, prompt, greedy, &times);
+  EXPECT_EQ(times.decode_mode, "eager (not on a GPU)");
+  SampleOptions eager = greedy;
+  eager.cuda_graph = false;
+  generate(*model, prompt, eager, &times);
+  EXPECT_EQ(times.decode_mode, "eager (sample.cuda_graph off)");
+}
+
+// On a GPU the decode step of a model whose state keeps its shape is replayed
+// from a CUDA graph, and gives the eager step's tokens; attention decodes eagerly.
+TEST(Sampler, CudaGraphDecodeEqualsTheEagerOneOnAGpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no GPU";
+  models::LanguageModelOptions o;
+  o.vocab_size = 50;
+  o.d_model = 64;
+  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kSlstm, models::BlockKind::kLinearScan};
+  o.block.recurrent.num_heads = 1;
+  o.block.slstm.num_heads = 1;
+  torch::manual_seed(5);
+  models::LanguageModel model(o);
+  model->to(torch::kCUDA);
+  const std::vector<std::int32_t> prompt = {1, 5, 7, 2, 9, 11};
+  SampleOptions graphed;
+  graphed.max_new_tokens = 24;
+  SampleOptions eager = graphed;
+  eager.cuda_graph = false;
+  GenerationTimes graphed_times, eager_times;
+  const std::vector<std::int32_t> a = generate(*model, prompt, graphed, &graphed_times);
+  EXPECT_EQ(graphed_times.decode_mode, "cuda graph");
+  EXPECT_EQ(generate(*model, prompt, eager, &eager_times), a);
+  EXPECT_EQ(eager_times.decode_mode, "eager (sample.cuda_graph off)");
+  SampleOptions hot = graphed;
+  hot.temperature = 3.0;
+  hot.seed = 4;
+  SampleOptions hot_eager = hot;
+  hot_eager.cuda_graph = false;
+  EXPECT_EQ(generate(*model, prompt, hot), generate(*model, prompt, hot_eager));
+
+  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kTransformer};
+  o.block.transformer.num_heads = 2;
+  models::LanguageModel with_attention(o);
+  with_attention->to(torch::kCUDA);
+  GenerationTimes times;
+  generate(*with_attention, prompt, graphed, &times);
+  EXPECT_NE(times.decode_mode.find("KV cache"), std::string::npos) << times.decode_mode;
 }
 
 }  // namespace

@@ -78,6 +78,9 @@ const std::vector<OptionSpec>& option_specs() {
       {"--max-new-tokens", "N", {S::kSample}, "tokens to generate (default 64)"},
       {"--temperature", "T", {S::kSample}, "0 = greedy (default), else softmax temperature"},
       {"--seed", "N", {S::kSample}, "seed of temperature sampling (default 0)"},
+      {"--cuda-graph", "on|off", {S::kSample},
+       "replay each decode step from a CUDA graph (default on; a model\n"
+       "                         with attention decodes eagerly: its KV cache grows)"},
   };
   return specs;
 }
@@ -108,6 +111,12 @@ double parse_non_negative(const std::string& option, const std::string& text) {
   return value;
 }
 
+bool parse_on_off(const std::string& option, const std::string& text) {
+  if (text == "on") return true;
+  if (text == "off") return false;
+  throw UsageError(option + " needs on or off, got '" + text + "'");
+}
+
 bool allowed_in(const std::vector<Subcommand>& allowed, Subcommand s) {
   for (Subcommand a : allowed)
     if (a == s) return true;
@@ -136,6 +145,7 @@ void set_value(CommandLine& cl, const std::string& option, const std::string& va
   else if (option == "--max-new-tokens") cl.max_new_tokens = parse_int(option, value, 1);
   else if (option == "--temperature") cl.temperature = parse_non_negative(option, value);
   else if (option == "--seed") cl.seed = std::uint64_t(parse_int(option, value, 0));
+  else if (option == "--cuda-graph") cl.cuda_graph = parse_on_off(option, value);
   // --nproc N is parallelism.nproc; as an override it is validated (and
   // located in errors) like any config key.
   else if (option == "--nproc") cl.overrides.push_back("--nproc=" + std::to_string(parse_int(option, value, 1)));

@@ -200,6 +200,7 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
     options.max_new_tokens = command.max_new_tokens;
     options.temperature = command.temperature;
     options.seed = command.seed;
+    options.cuda_graph = command.cuda_graph;
     options.stop_token = tokenizer.eos_id();
     GenerationTimes times;
     const std::vector<std::int32_t> generated = generate(*loaded.model, prompt, options, &times);
@@ -211,7 +212,8 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
       return std::string(text);
     };
     std::cerr << "prefill: " << rate(prompt.size(), times.prefill_seconds)
-              << "; decode: " << rate(generated.size(), times.decode_seconds) << std::endl;
+              << "; decode: " << rate(generated.size(), times.decode_seconds) << ", " << times.decode_mode
+              << std::endl;
     // Decoded together with the prompt: a piece's leading space survives only
     // inside a sequence.
     std::vector<std::int32_t> text(prompt.begin() + 1, prompt.end());

@@ -1,10 +1,14 @@
-// Generation in step-by-step mode: the prompt is fed one token at a time
-// (the RNN state is O(1) per token), then each new token is the argmax
-// (temperature 0) or a draw from softmax(logits / temperature).
+// Generation: the prompt goes through the model in one forward_chunk (its
+// recurrent blocks in one pass of their kernels), then each new token is the
+// argmax (temperature 0) or a draw from softmax(logits / temperature), fed back
+// in one forward_step. On a GPU the step is replayed from a CUDA graph where
+// the state keeps its shape from step to step (every block but attention,
+// whose KV cache grows): one launch a token instead of the blocks' dozens.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "flashtrain/models/language_model.h"
@@ -16,17 +20,18 @@ struct SampleOptions {
   double temperature = 0.0;  // 0: greedy
   std::uint64_t seed = 0;    // of the draws (temperature > 0)
   std::optional<std::int32_t> stop_token;  // generation ends after emitting it
+  bool cuda_graph = true;    // replay the decode step from a CUDA graph where it can be
 };
 
 // Where a generation's time went (the device synchronised at each end).
 struct GenerationTimes {
   double prefill_seconds = 0.0;  // the prompt, in one forward_chunk
-  double decode_seconds = 0.0;   // the new tokens, one forward_step each
+  double decode_seconds = 0.0;   // the new tokens, one forward_step each (the graph's capture included)
+  // How the decode steps ran: "cuda graph", or "eager" and why not graphed.
+  std::string decode_mode;
 };
 
-// The generated tokens (not the prompt). `prompt` must not be empty. The prompt
-// goes through the model in one forward_chunk (its recurrent blocks in one
-// pass of their kernels), then each new token in one forward_step.
+// The generated tokens (not the prompt). `prompt` must not be empty.
 std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::vector<std::int32_t>& prompt,
                                    const SampleOptions& options, GenerationTimes* times = nullptr);
 
