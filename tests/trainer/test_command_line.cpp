@@ -83,7 +83,9 @@ TEST(CommandLine, BadInputIsAUsageError) {
   expect_usage_error({"--config"}, "--config needs a value");
   expect_usage_error({"train", "--prompt=hi"}, "not an option of 'train'");
   expect_usage_error({"export", "--resume"}, "--resume is an option of train and tasks");
-  expect_usage_error({"sample", "--config=c"}, "sample needs --prompt");
+  expect_usage_error({"sample", "--config=c"}, "sample needs --prompt=TEXT or --prompt-file=FILE");
+  expect_usage_error({"sample", "--prompt=a", "--prompt-file=p.txt"}, "(one of them)");
+  EXPECT_EQ(parse({"sample", "--prompt-file", "p.txt"}).prompt_file, "p.txt");
   expect_usage_error({"sample", "--prompt=a", "--max-new-tokens=0"}, "integer >= 1");
   expect_usage_error({"sample", "--prompt=a", "--temperature=-1"}, "number >= 0");
   expect_usage_error({"sample", "--prompt=a", "--seed=x"}, "got 'x'");

@@ -75,6 +75,7 @@ const std::vector<OptionSpec>& option_specs() {
        "a100, h100, h200, l4 (published properties) or cuda, cuda:N\n"
        "                         (a live GPU; the default)"},
       {"--prompt", "TEXT", {S::kSample}, "the text to continue"},
+      {"--prompt-file", "FILE", {S::kSample}, "the text to continue, read from FILE"},
       {"--max-new-tokens", "N", {S::kSample}, "tokens to generate (default 64)"},
       {"--temperature", "T", {S::kSample}, "0 = greedy (default), else softmax temperature"},
       {"--seed", "N", {S::kSample}, "seed of temperature sampling (default 0)"},
@@ -142,6 +143,7 @@ void set_value(CommandLine& cl, const std::string& option, const std::string& va
   else if (option == "--output") cl.output = value;
   else if (option == "--device") cl.device = value;
   else if (option == "--prompt") cl.prompt = value;
+  else if (option == "--prompt-file") cl.prompt_file = value;
   else if (option == "--max-new-tokens") cl.max_new_tokens = parse_int(option, value, 1);
   else if (option == "--temperature") cl.temperature = parse_non_negative(option, value);
   else if (option == "--seed") cl.seed = std::uint64_t(parse_int(option, value, 0));
@@ -242,8 +244,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     if (arg.rfind("-", 0) == 0) throw UsageError("unknown option '" + arg + "' (see flashtrain --help)");
     throw UsageError("unexpected argument '" + arg + "' (see flashtrain --help)");
   }
-  if (cl.subcommand == Subcommand::kSample && cl.prompt.empty())
-    throw UsageError("sample needs --prompt=TEXT");
+  if (cl.subcommand == Subcommand::kSample && cl.prompt.empty() == cl.prompt_file.empty())
+    throw UsageError("sample needs --prompt=TEXT or --prompt-file=FILE (one of them)");
   return cl;
 }
 

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <streambuf>
 
 #include "flashtrain/config/config_error.h"
@@ -186,6 +188,20 @@ int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command)
   });
 }
 
+namespace {
+
+// The whole of a text file; a runtime error naming it when it cannot be read.
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read the prompt file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw std::runtime_error("cannot read the prompt file '" + path + "'");
+  return text.str();
+}
+
+}  // namespace
+
 int run_sample(const config::ResolvedConfig& resolved, const CommandLine& command) {
   return without_torch_backtraces([&] {
     const config::Config& c = resolved.config;
@@ -194,7 +210,8 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
                               "sample needs a tokenizer (tokenizer.path) to encode the prompt; task runs have none");
     const data::Tokenizer tokenizer(c.tokenizer.path);
     LoadedModel loaded = load_trained_model(resolved, command);
-    std::vector<std::int32_t> prompt = tokenizer.encode(command.prompt);
+    std::vector<std::int32_t> prompt = tokenizer.encode(command.prompt_file.empty() ? command.prompt
+                                                                                   : read_text(command.prompt_file));
     prompt.insert(prompt.begin(), tokenizer.bos_id());  // documents start with bos in the shards
     SampleOptions options;
     options.max_new_tokens = command.max_new_tokens;
@@ -212,8 +229,9 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
       return std::string(text);
     };
     std::cerr << "prefill: " << rate(prompt.size(), times.prefill_seconds)
-              << "; decode: " << rate(generated.size(), times.decode_seconds) << ", " << times.decode_mode
-              << std::endl;
+              << "; decode: " << rate(generated.size(), times.decode_seconds) << ", " << times.decode_mode;
+    if (times.peak_memory_bytes > 0) std::cerr << "; peak GPU memory " << (times.peak_memory_bytes >> 20) << " MiB";
+    std::cerr << std::endl;
     // Decoded together with the prompt: a piece's leading space survives only
     // inside a sequence.
     std::vector<std::int32_t> text(prompt.begin() + 1, prompt.end());

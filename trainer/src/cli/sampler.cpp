@@ -1,6 +1,7 @@
 #include "flashtrain/trainer/cli/sampler.h"
 
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
@@ -136,6 +137,7 @@ std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::
     return std::chrono::steady_clock::now();
   };
   const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
   const auto started = now();
   const torch::Tensor prompt_tokens =
       torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kLong).to(device).unsqueeze(0);
@@ -159,6 +161,9 @@ std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::
     times->prefill_seconds = seconds(started, prefilled_at);
     times->decode_seconds = seconds(prefilled_at, done);
     times->decode_mode = step ? step->mode() : "no step (one token)";
+    if (device.is_cuda())
+      times->peak_memory_bytes =
+          c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].peak;  // [0]: all pools
   }
   if (was_training) model.train();
   return generated;

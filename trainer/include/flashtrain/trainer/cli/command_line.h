@@ -39,6 +39,7 @@ struct CommandLine {
   std::string output;
   // sample
   std::string prompt;
+  std::string prompt_file;  // the prompt's text read from this file instead
   std::int64_t max_new_tokens = 64;
   double temperature = 0.0;  // 0: greedy
   std::uint64_t seed = 0;

@@ -29,6 +29,9 @@ struct GenerationTimes {
   double decode_seconds = 0.0;   // the new tokens, one forward_step each (the graph's capture included)
   // How the decode steps ran: "cuda graph", or "eager" and why not graphed.
   std::string decode_mode;
+  // On a GPU, the most memory the caching allocator held for tensors during the
+  // generation (the weights included); 0 on the CPU.
+  std::int64_t peak_memory_bytes = 0;
 };
 
 // The generated tokens (not the prompt). `prompt` must not be empty.
