@@ -230,6 +230,11 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
     };
     std::cerr << "prefill: " << rate(prompt.size(), times.prefill_seconds)
               << "; decode: " << rate(generated.size(), times.decode_seconds) << ", " << times.decode_mode;
+    if (times.decode_mode == "cuda graph") {
+      char captured[48];
+      std::snprintf(captured, sizeof captured, " (captured in %.3f s)", times.capture_seconds);
+      std::cerr << captured;
+    }
     if (times.peak_memory_bytes > 0) std::cerr << "; peak GPU memory " << (times.peak_memory_bytes >> 20) << " MiB";
     std::cerr << std::endl;
     // Decoded together with the prompt: a piece's leading space survives only

@@ -147,19 +147,25 @@ std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::
   std::mt19937_64 rng(options.seed);
   std::vector<std::int32_t> generated;
   std::unique_ptr<DecodeStep> step;
+  double capture_seconds = 0.0;
   while (std::int64_t(generated.size()) < options.max_new_tokens) {
     const std::int32_t next = options.temperature == 0.0 ? std::int32_t(logits.argmax().item<std::int64_t>())
                                                          : draw(logits, options.temperature, rng);
     generated.push_back(next);
     if (options.stop_token && next == *options.stop_token) break;
     if (std::int64_t(generated.size()) == options.max_new_tokens) break;
-    if (!step) step = std::make_unique<DecodeStep>(model, std::move(prefilled.state), options.cuda_graph);
+    if (!step) {
+      const auto setting_up = now();
+      step = std::make_unique<DecodeStep>(model, std::move(prefilled.state), options.cuda_graph);
+      capture_seconds = seconds(setting_up, now());
+    }
     logits = (*step)(token_tensor(next));
   }
   if (times) {
     const auto done = now();
     times->prefill_seconds = seconds(started, prefilled_at);
-    times->decode_seconds = seconds(prefilled_at, done);
+    times->decode_seconds = seconds(prefilled_at, done) - capture_seconds;
+    times->capture_seconds = capture_seconds;
     times->decode_mode = step ? step->mode() : "no step (one token)";
     if (device.is_cuda())
       times->peak_memory_bytes =

@@ -26,7 +26,8 @@ struct SampleOptions {
 // Where a generation's time went (the device synchronised at each end).
 struct GenerationTimes {
   double prefill_seconds = 0.0;  // the prompt, in one forward_chunk
-  double decode_seconds = 0.0;   // the new tokens, one forward_step each (the graph's capture included)
+  double decode_seconds = 0.0;   // the new tokens, one forward_step each
+  double capture_seconds = 0.0;  // setting the decode step up: its CUDA graph's capture (not in decode_seconds)
   // How the decode steps ran: "cuda graph", or "eager" and why not graphed.
   std::string decode_mode;
   // On a GPU, the most memory the caching allocator held for tensors during the
