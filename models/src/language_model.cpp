@@ -8,6 +8,7 @@
 #include "flashtrain/models/errors.h"
 #include "init.h"
 #include "token_embedding.h"
+#include "wavefront.h"
 
 namespace flashtrain::models {
 
@@ -19,6 +20,8 @@ const LanguageModelOptions& checked(const LanguageModelOptions& o) {
   if (o.d_model < 1)
     throw OptionsError("model: d_model must be positive, got " + std::to_string(o.d_model));
   if (o.blocks.empty()) throw OptionsError("model: blocks is empty; list at least one block kind");
+  if (o.wavefront_chunks < 0)
+    throw OptionsError("model: wavefront_chunks must not be negative, got " + std::to_string(o.wavefront_chunks));
   if (o.recompute_layers < 0)
     throw OptionsError("model: recompute_layers must not be negative, got " + std::to_string(o.recompute_layers));
   if (!(o.norm_eps > 0.0))
@@ -86,6 +89,8 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   check_tokens(tokens, 2, options_.vocab_size, "tokens");
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
   ResidualStream h{embed_tokens(embedding_->weight, tokens), {}};
+  if (options_.wavefront_chunks > 1 && tokens.size(1) > 1)
+    return logits({run_wavefront(blocks_, h.stream, options_.wavefront_chunks, embedding_->weight.options()), {}});
   for (ResidualBlock& block : blocks_) h = block->forward_stream(h);
   return logits(h);
 }

@@ -1,7 +1,10 @@
 // The LM: step-by-step equals full sequence, gradients, parameter names and
 // counts, FLOPs, bad input, and that a tiny model can fit a fixed batch.
 #include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -134,6 +137,85 @@ TEST(LanguageModel, RecomputingLayersChangesNoResult) {
   for (int k : {1, 2})
     for (std::size_t i = 0; i < results[0].size(); ++i)
       EXPECT_TRUE(results[0][i].equal(results[k][i])) << "recompute set " << k << ", tensor " << i;
+}
+
+// The wavefront over time chunks (wavefront.h) gives forward over the whole
+// sequence: logits and every gradient, for every block kind, in float64 (up to
+// summation order: a chunk's matmuls are other GEMMs than the whole's).
+TEST(LanguageModel, WavefrontOverChunksEqualsTheWholeSequence) {
+  std::vector<torch::Tensor> results[3];
+  const int64_t chunks[] = {0, 3, 40};  // 40 > T: as many chunks as steps
+  for (int c = 0; c < 3; ++c) {
+    torch::manual_seed(2);
+    LanguageModelOptions o = every_kind(true);
+    o.wavefront_chunks = chunks[c];
+    LanguageModel model(o);
+    model->to(torch::kDouble);
+    perturb_parameters(*model, 0.2);
+    torch::manual_seed(5);
+    const torch::Tensor tokens = random_tokens(2, 11, 11);
+    const torch::Tensor logits = model(tokens);
+    torch::nn::functional::cross_entropy(logits.flatten(0, 1), tokens.flatten()).backward();
+    results[c].push_back(logits.detach());
+    for (const torch::Tensor& p : model->parameters()) results[c].push_back(p.grad());
+  }
+  for (int c : {1, 2})
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      EXPECT_TRUE(torch::allclose(results[0][i], results[c][i], 1e-9, 1e-12))
+          << chunks[c] << " chunks, tensor " << i << ": max difference "
+          << (results[0][i] - results[c][i]).abs().max().item<double>();
+}
+
+// On a GPU, with a CUDA stream per block, eagerly and captured in a CUDA graph
+// (forward and backward, as the training step is): the same logits and
+// gradients as block after block.
+TEST(LanguageModel, WavefrontOnAGpuEqualsBlockAfterBlockEagerAndCaptured) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no GPU";
+  const auto run = [](int64_t chunks, bool captured) {
+    LanguageModelOptions o;
+    o.vocab_size = 32;
+    o.d_model = 64;
+    o.blocks = {BlockKind::kLstm, BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kLstm};
+    o.block.recurrent.num_heads = o.block.slstm.num_heads = 1;
+    o.wavefront_chunks = chunks;
+    torch::manual_seed(3);
+    LanguageModel model(o);
+    model->to(torch::kCUDA);
+    torch::manual_seed(4);
+    const torch::Tensor tokens = random_tokens(4, 96, 32).to(torch::kCUDA);
+    const auto step = [&] {
+      for (const torch::Tensor& p : model->parameters()) p.mutable_grad() = torch::Tensor();
+      const torch::Tensor logits = model(tokens);
+      torch::nn::functional::cross_entropy(logits.flatten(0, 1).to(torch::kFloat), tokens.flatten()).backward();
+      return logits;
+    };
+    std::vector<torch::Tensor> out;
+    if (!captured) {
+      out.push_back(step().detach().clone());
+    } else {
+      const c10::cuda::CUDAStreamGuard side(c10::cuda::getStreamFromPool());
+      step();  // warm-up outside the capture
+      at::cuda::CUDAGraph graph;
+      graph.capture_begin();
+      const torch::Tensor logits = step();
+      graph.capture_end();
+      graph.replay();
+      torch::cuda::synchronize();
+      out.push_back(logits.detach().clone());
+    }
+    for (const torch::Tensor& p : model->parameters()) out.push_back(p.grad().clone());
+    torch::cuda::synchronize();
+    return out;
+  };
+  const std::vector<torch::Tensor> whole = run(0, false);
+  for (bool captured : {false, true}) {
+    const std::vector<torch::Tensor> waved = run(4, captured);
+    ASSERT_EQ(waved.size(), whole.size());
+    for (std::size_t i = 0; i < whole.size(); ++i)
+      EXPECT_TRUE(torch::allclose(whole[i], waved[i], 1e-4, 1e-5))
+          << (captured ? "captured" : "eager") << ", tensor " << i << ": max difference "
+          << (whole[i] - waved[i]).abs().max().item<double>();
+  }
 }
 
 // On a GPU the per-step buffers go: each recomputing layer holds less after

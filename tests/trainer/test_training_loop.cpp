@@ -539,7 +539,7 @@ TEST(TrainingLoop, TheSchemaNamesTheModelKeysAResumeMayChange) {
   std::vector<std::string> free_keys;
   for (const config::KeySpec& key : config::schema().keys())
     if (key.section == "model" && !key.shapes_parameters) free_keys.emplace_back(key.name);
-  EXPECT_EQ(free_keys, (std::vector<std::string>{"backend", "recompute_layers", "retain_bias_min", "retain_bias_max",
+  EXPECT_EQ(free_keys, (std::vector<std::string>{"backend", "recompute_layers", "wavefront_chunks", "retain_bias_min", "retain_bias_max",
                                                  "recurrent_init_scale"}));
 }
 

@@ -48,6 +48,7 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   o.tie_embeddings = m.tie_embeddings;
   o.norm_eps = m.norm_eps;
   o.recompute_layers = m.recompute_layers;
+  o.wavefront_chunks = m.wavefront_chunks;
 
   const models::FeedForwardOptions ffn{m.ffn_factor, m.ffn_multiple_of};
   const flashrnn::Backend backend = flashrnn::parse_backend(m.backend);

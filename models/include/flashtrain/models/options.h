@@ -122,6 +122,10 @@ struct LanguageModelOptions {
   // `block`: their backward runs last, when the blocks above have freed theirs,
   // so the one set of per-step buffers it makes again adds nothing to the peak.
   int64_t recompute_layers = 0;
+  // forward() runs the blocks as a wavefront over this many chunks of time
+  // (block l on chunk k beside block l-1 on chunk k+1, a CUDA stream per
+  // block: wavefront.h); 0 or 1 = block after block over the whole sequence.
+  int64_t wavefront_chunks = 0;
 };
 
 }  // namespace flashtrain::models

@@ -44,6 +44,8 @@ struct ModelConfig {
   // Recurrent blocks: in the first this many (from the embedding) the op's
   // backward runs its forward again instead of keeping per-step buffers.
   std::int64_t recompute_layers = 0;
+  // The blocks as a wavefront over this many time chunks (models/src/wavefront.h); 0 = off.
+  std::int64_t wavefront_chunks = 0;
   double dropout = 0.0;
   double norm_eps = models::defaults::kNormEps;
   std::int64_t conv_kernel = models::defaults::kConvKernel;
