@@ -196,7 +196,7 @@ TEST(LanguageModel, WavefrontOnAGpuEqualsBlockAfterBlockEagerAndCaptured) {
       const c10::cuda::CUDAStreamGuard side(c10::cuda::getStreamFromPool());
       step();  // warm-up outside the capture
       at::cuda::CUDAGraph graph;
-      graph.capture_begin();
+      graph.capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);  // as the training step
       const torch::Tensor logits = step();
       graph.capture_end();
       graph.replay();
