@@ -37,10 +37,11 @@ if ! "$PY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q "torch==$TORCH_VERSION"
 fi
-# safetensors + numpy: the test that loads our exports with Python's reader.
-if ! "$PY" -c "import safetensors, numpy" 2>/dev/null; then
-  step "installing safetensors and numpy into .venv"
-  "$PY" -m pip install -q safetensors numpy
+# safetensors + numpy: the test that loads our exports with Python's reader;
+# pyarrow: Parquet corpora into JSON lines (data/tools/parquet_to_jsonl.py).
+if ! "$PY" -c "import safetensors, numpy, pyarrow" 2>/dev/null; then
+  step "installing safetensors, numpy and pyarrow into .venv"
+  "$PY" -m pip install -q safetensors numpy pyarrow
 fi
 
 # 3. Configure (once) and build. ccache keeps rebuilds of unchanged files free.

@@ -66,6 +66,9 @@ TEST(PrepareDocuments, BadInputsAreClearErrors) {
   fs::create_directories(dir.path() / "other");
   write_text(dir.file("other/a.txt"), "a");
   expect_error<DataError>([&] { find_documents({dir.file("nope")}); }, {"input", "nope", "does not exist"});
+  write_text(dir.file("rows.parquet"), "PAR1");
+  expect_error<DataError>([&] { find_documents({dir.file("rows.parquet")}); },
+                          {"rows.parquet", "is Parquet", "parquet_to_jsonl.py"});
   expect_error<DataError>([&] { find_documents({dir.file("empty")}); },
                           {"empty", "holds no *.txt, *.jsonl, *.jsonl.gz or *.jsonl.zst file"});
   expect_error<DataError>([&] { find_documents({dir.file("a.txt"), dir.file("other")}); },

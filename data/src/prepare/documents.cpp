@@ -63,6 +63,10 @@ std::vector<Document> find_documents(const std::vector<std::string>& inputs) {
     } else if (is_jsonl(path)) {
       add_jsonl_documents(path, path.filename().string(), documents);
       if (documents.size() == before) throw DataError("input '" + input + "' holds no JSON line");
+    } else if (path.extension() == ".parquet") {
+      throw DataError("input '" + input + "' is Parquet, which prepare does not read; convert it to JSON lines "
+                      "first: .venv/bin/python data/tools/parquet_to_jsonl.py " + input + " --output DIR, then "
+                      "prepare DIR");
     } else {
       documents.push_back({path.filename().string(), input});
     }
