@@ -224,6 +224,18 @@ TEST(DistributedCli, NprocAgainstALaunchersWorldIsAConfigError) {
   EXPECT_NE(r.output.find("[rank 0]"), std::string::npos) << r.output;
 }
 
+// The wavefront writes each block's gradients on its own stream, which the
+// reducer does not wait for: refused before the first step, at the key.
+TEST(DistributedCli, TheWavefrontIsRefusedDataParallel) {
+  ScratchDir dir;
+  auto args = run_args(dir / "out", 2, 2);
+  args.push_back("--model.wavefront_chunks=4");
+  const ProcessRun r = run_flashtrain(args);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("model.wavefront_chunks = 4 does not run data parallel yet"), std::string::npos)
+      << r.output;
+}
+
 TEST(DistributedCli, OneRankUnderALauncherNeedsNoStore) {
   ScratchDir dir;
   // WORLD_SIZE=1 from torchrun: a single process; MASTER_PORT 1 would fail if contacted.

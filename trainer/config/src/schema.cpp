@@ -152,7 +152,7 @@ Schema build_schema() {
       .key("wavefront_chunks", &ModelConfig::wavefront_chunks,
            "run the blocks as a wavefront over this many chunks of each sequence: block l on "
            "chunk k beside block l-1 on chunk k+1, a CUDA stream per block (the same results; "
-           "fills more of the GPU where few sequences are in flight); 0 or 1 = block after block",
+           "fills more of the GPU where few sequences are in flight; one rank only); 0 or 1 = block after block",
            C::int_range(0, 1 << 16), {"wavefront", "pipeline_chunks", "time_chunks"})
       .not_shaping_parameters()
       .key("dropout", &ModelConfig::dropout, "dropout probability on block outputs",

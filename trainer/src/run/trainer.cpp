@@ -266,6 +266,13 @@ void Trainer::Impl::build() {
   }
   tokens_per_step = accumulation * config.training.local_batch_size * train_context(config) * world.size;
   if (world.distributed()) {
+    // The reducer all-reduces a bucket once its gradients are queued, on one
+    // stream; the wavefront writes them on a stream per block.
+    if (config.model.wavefront_chunks > 1)
+      throw resolved.error_at({"model.wavefront_chunks"},
+                              "model.wavefront_chunks = " + std::to_string(config.model.wavefront_chunks) +
+                                  " does not run data parallel yet (each block's gradients come on its own "
+                                  "stream); set 0 or 1, or train on one rank");
     // Every rank must build the same model from the same resolved config.
     std::int64_t parameter_count = 0;
     for (const auto& p : parameters) parameter_count += p.numel();
