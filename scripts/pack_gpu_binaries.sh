@@ -9,6 +9,9 @@
 #   bash scripts/pack_gpu_binaries.sh [target ...]
 #   default targets: flashrnn_ops_tests flashbench models_tests; flashtrain_torch packs
 #   the Python extension (tests/gpu/run_python_tests.sh runs the package's tests)
+# KERNELS_BUILD=DIR packs the kernels' library from another build tree of the
+# same sources, e.g. one configured with -DTORCH_CUDA_ARCH_LIST=9.0a (H100/H200
+# only: about half the size, leaving room to carry a corpus beside it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 targets=("$@")
@@ -31,7 +34,10 @@ done
 # The kernels' shared library, once for all of them: run_prebuilt.sh unpacks it
 # beside them, where they look first ($ORIGIN, CMakeLists.txt).
 if [[ $needs_kernels == 1 ]]; then
-  xz -T0 -6 -c build/flashrnn_ops/libflashrnn_ops.so > "$PACK_DIR/libflashrnn_ops.so.xz"
+  kernels="${KERNELS_BUILD:-build}"
+  [[ $kernels == build ]] || cmake --build "$kernels" -j"$(nproc)" --target flashrnn_ops
+  xz -T0 -6 -c "$kernels/flashrnn_ops/libflashrnn_ops.so" > "$PACK_DIR/libflashrnn_ops.so.xz"
+  [[ $kernels == build ]] || echo "kernels from $kernels" >> "$PACK_DIR/kernels.txt"
 fi
 { git rev-parse --short HEAD; git diff --quiet HEAD -- flashrnn_ops experiments tests models trainer ||
   echo "+ uncommitted changes"; } > "$PACK_DIR/commit.txt"
