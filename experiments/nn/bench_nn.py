@@ -5,7 +5,8 @@ units (batch first), fp16 and bf16, forward alone (no_grad) and forward +
 backward of a sum, padded batches and packed ones (lengths drawn in
 [T/2, T], or with --lengths uniform in [1, T], where sequences share the
 kernels' rows: each record says how many rows ours runs; the PackedSequence
-made once, outside the timing). Each case first
+made once, outside the timing; beside each packed case, ours on a padded
+batch of the same tokens, whole rows of T). Each case first
 checks both outputs against torch.nn's in float32
 (TF32 off) with the same weights; then times each side with CUDA events, the
 median of --reps calls after warm-up (fewer, at least 5, where they would
@@ -128,6 +129,23 @@ def measure(kind, H, B, T, dtype_name, packed, reps, spread="half", seed=0):
         record[f"{side}_fwbw_ms"] = timed(forward_backward, reps)
     for p in ("fw", "fwbw"):
         record[f"speedup_{p}"] = record[f"cudnn_{p}_ms"] / record[f"ours_{p}_ms"]
+    if packed:
+        # Ours on a padded batch of the same tokens (whole rows of T: as many
+        # as the packed tokens fill): what packing should cost at most.
+        rows = -(-record["tokens"] // T)
+        same = torch.randn(rows, T, H, device="cuda", dtype=dtype, requires_grad=True)
+
+        def padded_forward():
+            with torch.no_grad():
+                ours(same)
+
+        def padded_forward_backward():
+            ours(same)[0].float().sum().backward()
+        record["same_tokens_padded_rows"] = rows
+        record["ours_same_tokens_padded_fw_ms"] = timed(padded_forward, reps)
+        record["ours_same_tokens_padded_fwbw_ms"] = timed(padded_forward_backward, reps)
+        for p in ("fw", "fwbw"):
+            record[f"packed_over_padded_{p}"] = record[f"ours_{p}_ms"] / record[f"ours_same_tokens_padded_{p}_ms"]
     return record
 
 
@@ -173,6 +191,10 @@ def main(argv=None):
                                       if r["checked"] else
                                       f"NOT TIMED: error ours {r['ours_max_error']:.3g}, "
                                       f"cuDNN {r['cudnn_max_error']:.3g}")
+                            if r["checked"] and packed:
+                                timing += (f"; ours padded, same tokens ({r['same_tokens_padded_rows']} rows) "
+                                           f"{r['ours_same_tokens_padded_fw_ms']:.2f} / "
+                                           f"{r['ours_same_tokens_padded_fwbw_ms']:.2f} ms")
                             print(f"{kind} {dtype} T {T} H {H} B {B}{' packed' if packed else ''}: {timing}",
                                   flush=True)
     write(args.out, {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
