@@ -20,6 +20,8 @@ const LanguageModelOptions& checked(const LanguageModelOptions& o) {
   if (o.d_model < 1)
     throw OptionsError("model: d_model must be positive, got " + std::to_string(o.d_model));
   if (o.blocks.empty()) throw OptionsError("model: blocks is empty; list at least one block kind");
+  if (!(o.dropout >= 0.0 && o.dropout < 1.0))
+    throw OptionsError("model: dropout must lie in [0, 1), got " + std::to_string(o.dropout));
   if (o.wavefront_chunks < 0)
     throw OptionsError("model: wavefront_chunks must not be negative, got " + std::to_string(o.wavefront_chunks));
   if (o.recompute_layers < 0)
@@ -54,7 +56,7 @@ void check_tokens(const torch::Tensor& tokens, int64_t dims, int64_t vocab_size,
 
 LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(checked(options)) {
   const BlockContext context{options_.d_model, int64_t(options_.blocks.size()), options_.norm_eps,
-                             options_.structure};
+                             options_.structure, options_.dropout};
   embedding_ =
       register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.d_model));
   init::small_(embedding_->weight, options_.d_model);

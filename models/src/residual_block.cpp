@@ -67,7 +67,8 @@ ResidualBlockImpl::ResidualBlockImpl(BlockKind kind, const BlockContext& context
     : kind_(kind),
       norm_kind_(frame_of(kind, options).norm),
       d_model_(context.d_model),
-      plain_(context.structure == Structure::kPlain) {
+      plain_(context.structure == Structure::kPlain),
+      dropout_(context.dropout) {
   if (context.d_model < 1) {
     throw OptionsError(block_name(kind) + ": d_model must be positive, got " +
                        std::to_string(context.d_model));
@@ -96,9 +97,13 @@ ResidualBlockImpl::ResidualBlockImpl(BlockKind kind, const BlockContext& context
 // h = x + mixed, and with a feed-forward h + ffn(ffn_norm(h)) with that last
 // addition pending (the norm adds x + mixed).
 ResidualStream ResidualBlockImpl::add_feed_forward(const torch::Tensor& x, const torch::Tensor& mixed) {
-  if (!ffn_) return {x, mixed};
-  const AddedAndNormed h = ffn_norm_->add_and_norm(x, mixed);
-  return {h.sum, ffn_(h.normed)};
+  if (!ffn_) return {x, dropped(mixed)};
+  const AddedAndNormed h = ffn_norm_->add_and_norm(x, dropped(mixed));
+  return {h.sum, dropped(ffn_(h.normed))};
+}
+
+torch::Tensor ResidualBlockImpl::dropped(const torch::Tensor& output) {
+  return dropout_ > 0.0 && is_training() ? torch::dropout(output, dropout_, /*train=*/true) : output;
 }
 
 torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) { return forward_stream({x, {}}).total(); }
@@ -109,7 +114,7 @@ ResidualStream ResidualBlockImpl::forward_stream(const ResidualStream& in) {
     throw InputError(block_name(kind_) + ": x must be [batch, time >= 1, " +
                      std::to_string(d_model_) + "], got " + shape_of(x));
   }
-  if (plain_) return {mixer_->forward(in.total()), {}};
+  if (plain_) return {dropped(mixer_->forward(in.total())), {}};
   const AddedAndNormed stream = mixer_norm_->add_and_norm(x, in.pending);
   return add_feed_forward(stream.sum, mixer_->forward(stream.normed));
 }
@@ -119,7 +124,10 @@ StepOutput ResidualBlockImpl::forward_step(const torch::Tensor& x_t, const Block
     throw InputError(block_name(kind_) + ": x_t must be [batch, " + std::to_string(d_model_) +
                      "] (one token), got " + shape_of(x_t));
   }
-  if (plain_) return mixer_->forward_step(x_t, state);
+  if (plain_) {
+    StepOutput out = mixer_->forward_step(x_t, state);
+    return {dropped(out.y), std::move(out.state)};
+  }
   StepOutput mixed = mixer_->forward_step(mixer_norm_(x_t), state);
   return {add_feed_forward(x_t, mixed.y).total(), std::move(mixed.state)};
 }
@@ -129,7 +137,10 @@ ChunkOutput ResidualBlockImpl::forward_chunk(const torch::Tensor& x, const Block
     throw InputError(block_name(kind_) + ": x must be [batch, time >= 1, " + std::to_string(d_model_) +
                      "], got " + shape_of(x));
   }
-  if (plain_) return mixer_->forward_chunk(x, state);
+  if (plain_) {
+    ChunkOutput out = mixer_->forward_chunk(x, state);
+    return {dropped(out.y), std::move(out.state)};
+  }
   ChunkOutput mixed = mixer_->forward_chunk(mixer_norm_(x), state);
   return {add_feed_forward(x, mixed.y).total(), std::move(mixed.state)};
 }

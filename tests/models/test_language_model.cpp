@@ -139,6 +139,56 @@ TEST(LanguageModel, RecomputingLayersChangesNoResult) {
       EXPECT_TRUE(results[0][i].equal(results[k][i])) << "recompute set " << k << ", tensor " << i;
 }
 
+// Dropout: off in eval (the same logits as without it), on in training (other
+// logits each call, drawn from torch's generator: a reseed repeats them), and
+// each sublayer output kept is scaled by 1 / (1 - p): a block's mixer output
+// with p = 0.5 is 0 or twice itself, element by element.
+TEST(LanguageModel, DropoutActsInTrainingOnly) {
+  const auto model_with = [](double p, Structure structure) {
+    torch::manual_seed(2);
+    LanguageModelOptions o = every_kind(true);
+    if (structure == Structure::kPlain) {
+      o.blocks = {BlockKind::kLstm, BlockKind::kGru};
+      o.block.recurrent.num_heads = 1;
+    }
+    o.structure = structure;
+    o.dropout = p;
+    return LanguageModel(o);
+  };
+  const torch::Tensor tokens = random_tokens(2, 9, 11);
+  for (Structure structure : {Structure::kResidual, Structure::kPlain}) {
+    LanguageModel plain = model_with(0.0, structure), dropping = model_with(0.3, structure);
+    plain->eval();
+    dropping->eval();
+    torch::NoGradGuard no_grad;
+    const torch::Tensor reference = plain(tokens);
+    EXPECT_TRUE(dropping(tokens).equal(reference)) << "eval: no dropout";
+    dropping->train();
+    torch::manual_seed(7);
+    const torch::Tensor first = dropping(tokens);
+    EXPECT_FALSE(first.equal(reference));
+    EXPECT_FALSE(dropping(tokens).equal(first)) << "another draw";
+    torch::manual_seed(7);
+    EXPECT_TRUE(dropping(tokens).equal(first)) << "the same seed, the same draw";
+  }
+  // One block's sublayer output, kept or dropped element by element.
+  torch::manual_seed(3);
+  BlockContext context{8, 1, 1e-5, Structure::kPlain, 0.5};
+  BlockOptions options;
+  options.recurrent.num_heads = 2;
+  ResidualBlock block(BlockKind::kLstm, context, options);
+  const torch::Tensor x = torch::randn({3, 5, 8});
+  block->eval();
+  const torch::Tensor whole = block->forward(x).detach();
+  block->train();
+  const torch::Tensor out = block->forward(x).detach();
+  const torch::Tensor kept = out.ne(0);
+  EXPECT_TRUE(torch::allclose(out.masked_select(kept), 2 * whole.masked_select(kept)));
+  const double kept_share = kept.to(torch::kDouble).mean().item<double>();
+  EXPECT_GT(kept_share, 0.3);
+  EXPECT_LT(kept_share, 0.7);
+}
+
 // The wavefront over time chunks (wavefront.h) gives forward over the whole
 // sequence: logits and every gradient, for every block kind, in float64 (up to
 // summation order: a chunk's matmuls are other GEMMs than the whole's).
@@ -442,6 +492,12 @@ TEST(LanguageModel, RejectsBadOptionsAndInput) {
   o = every_kind(true);
   o.recompute_layers = -1;
   expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: recompute_layers must not be negative, got -1");
+  o = every_kind(true);
+  o.dropout = 1.0;
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: dropout must lie in [0, 1), got 1");
+  o = every_kind(true);
+  o.wavefront_chunks = -2;
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: wavefront_chunks must not be negative, got -2");
 
   LanguageModel model(every_kind(true));
   expect_error<InputError>(

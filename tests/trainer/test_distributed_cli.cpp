@@ -225,7 +225,8 @@ TEST(DistributedCli, NprocAgainstALaunchersWorldIsAConfigError) {
 }
 
 // The wavefront writes each block's gradients on its own stream, which the
-// reducer does not wait for: refused before the first step, at the key.
+// reducer does not wait for: refused before the first step, at the key (raised
+// after torch started, in the trainer: still a config error, exit status 2).
 TEST(DistributedCli, TheWavefrontIsRefusedDataParallel) {
   ScratchDir dir;
   auto args = run_args(dir / "out", 2, 2);

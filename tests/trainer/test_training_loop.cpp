@@ -181,6 +181,25 @@ TEST(TrainingLoop, ResumeReproducesAnUninterruptedRunExactly) {
   EXPECT_EQ(nlohmann::json::parse(state)["tokens_seen"], 12 * 16 * 16);
 }
 
+// Dropout draws from torch's generators, which the checkpoint keeps: a run
+// with dropout resumes to the uninterrupted run's losses, bit for bit (and
+// the dropout does act: the losses differ from a run without it).
+TEST(TrainingLoop, ResumeWithDropoutReproducesTheUninterruptedRun) {
+  TinyRun run;
+  const std::vector<std::string> flags = {"--training.steps=8", "--training.global_batch_size=16",
+                                          "--validation.every=4", "--model.dropout=0.2"};
+  const Outcome straight = train(run.config(flags, "straight"));
+  ASSERT_EQ(straight.losses.size(), 8u);
+  train(run.config(flags, "resumed"), /*stop_at=*/5);
+  const Outcome second = train(run.config(flags, "resumed"));
+  ASSERT_EQ(second.losses.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(second.losses[i], straight.losses[5 + i]) << "step " << i + 6;
+  expect_same_parameters(second.parameters, straight.parameters);
+  std::vector<std::string> without = flags;
+  without.back() = "--model.dropout=0";
+  EXPECT_NE(train(run.config(without, "without")).losses[1], straight.losses[1]);
+}
+
 // A CPU run's sums split over its intra-op threads: a resume on a machine
 // whose default differs keeps the checkpoint's count, and says so, so the
 // result is still bitwise the uninterrupted run's.
@@ -539,7 +558,7 @@ TEST(TrainingLoop, TheSchemaNamesTheModelKeysAResumeMayChange) {
   std::vector<std::string> free_keys;
   for (const config::KeySpec& key : config::schema().keys())
     if (key.section == "model" && !key.shapes_parameters) free_keys.emplace_back(key.name);
-  EXPECT_EQ(free_keys, (std::vector<std::string>{"backend", "recompute_layers", "wavefront_chunks", "retain_bias_min", "retain_bias_max",
+  EXPECT_EQ(free_keys, (std::vector<std::string>{"backend", "recompute_layers", "wavefront_chunks", "dropout", "retain_bias_min", "retain_bias_max",
                                                  "recurrent_init_scale"}));
 }
 

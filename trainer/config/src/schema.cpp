@@ -155,8 +155,11 @@ Schema build_schema() {
            "fills more of the GPU where few sequences are in flight; one rank only); 0 or 1 = block after block",
            C::int_range(0, 1 << 16), {"wavefront", "pipeline_chunks", "time_chunks"})
       .not_shaping_parameters()
-      .key("dropout", &ModelConfig::dropout, "dropout probability on block outputs",
-           C::float_range(0, false, 1, true), {"dropout_rate", "p_dropout"})
+      .key("dropout", &ModelConfig::dropout,
+           "in training, the probability of dropping each output of a block's mixer and feed-forward "
+           "(of each layer, plain) before it joins the residual stream",
+           C::float_range(0, false, 1, true), {"dropout_rate", "p_dropout", "resid_pdrop"})
+      .not_shaping_parameters()
       .key("norm_eps", &ModelConfig::norm_eps, "epsilon of the normalisation layers",
            C::float_range(0, true, 1, true), {"eps", "layer_norm_eps", "rms_norm_eps"})
       .key("conv_kernel", &ModelConfig::conv_kernel,

@@ -35,9 +35,6 @@ std::int64_t resolve_vocab_size(const config::ResolvedConfig& resolved) {
 models::LanguageModelOptions language_model_options(const config::ResolvedConfig& resolved,
                                                     std::int64_t vocab_size) {
   const config::ModelConfig& m = resolved.config.model;
-  if (m.dropout != 0.0)
-    throw resolved.error_at({"model.dropout"}, "model.dropout = " + std::to_string(m.dropout) +
-                                                   ": the models have no dropout yet; set 0");
   models::LanguageModelOptions o;
   o.vocab_size = vocab_size;
   o.d_model = m.dim;
@@ -47,6 +44,7 @@ models::LanguageModelOptions language_model_options(const config::ResolvedConfig
   o.structure = m.structure == "plain" ? models::Structure::kPlain : models::Structure::kResidual;
   o.tie_embeddings = m.tie_embeddings;
   o.norm_eps = m.norm_eps;
+  o.dropout = m.dropout;
   o.recompute_layers = m.recompute_layers;
   o.wavefront_chunks = m.wavefront_chunks;
 

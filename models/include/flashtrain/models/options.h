@@ -100,12 +100,14 @@ inline const char* to_string(Structure structure) {
 
 // What a block needs to know about the model around it: its width, the depth
 // that scales the init of output projections (xLSTM's wang init), the epsilon
-// of every norm, and whether it is a residual block or a plain layer.
+// of every norm, whether it is a residual block or a plain layer, and the
+// dropout on its sublayers' outputs in training.
 struct BlockContext {
   int64_t d_model = 0;
   int64_t num_blocks = 1;
   double norm_eps = defaults::kNormEps;
   Structure structure = Structure::kResidual;
+  double dropout = 0.0;
 };
 
 struct LanguageModelOptions {
@@ -116,6 +118,10 @@ struct LanguageModelOptions {
   bool tie_embeddings = true;          // the head reuses embedding.weight
   std::optional<NormKind> final_norm;  // unset: the norm kind of the last block; kPlain: none
   double norm_eps = defaults::kNormEps;  // every norm of the model
+  // In training, each block's mixer and feed-forward outputs are dropped with
+  // this probability (the rest scaled by 1 / (1 - p)) before they join the
+  // residual stream; a plain layer's output likewise. In [0, 1).
+  double dropout = 0.0;
   BlockOptions block;
   // The first this many blocks (from the embedding) get their recurrent op's
   // recompute (RecurrentBlockOptions / SlstmBlockOptions::recompute) on top of

@@ -2,6 +2,8 @@
 //   h = x + mixer(mixer_norm(x));  y = h + ffn(ffn_norm(h))  (when it has a ffn)
 // or, in a plain model (BlockContext::structure kPlain), the bare mixer of an
 // lstm, gru or elman layer: y = mixer(x), its h over the heads.
+// In training, the mixer's and the feed-forward's outputs are dropped
+// (BlockContext::dropout) before they join the stream; a plain layer's output too.
 // Each addition is done by the norm after it, in the same pass
 // (NormImpl::add_and_norm): between blocks the stream travels with its last
 // addition pending (ResidualStream), and the model's final norm does the last.
@@ -62,11 +64,14 @@ class ResidualBlockImpl : public torch::nn::Module {
 
  private:
   ResidualStream add_feed_forward(const torch::Tensor& x, const torch::Tensor& mixed);
+  // A sublayer's output with dropout applied in training.
+  torch::Tensor dropped(const torch::Tensor& output);
 
   BlockKind kind_;
   NormKind norm_kind_;
   int64_t d_model_;
   bool plain_;
+  double dropout_;
   Norm mixer_norm_{nullptr};
   std::shared_ptr<Mixer> mixer_;
   Norm ffn_norm_{nullptr};

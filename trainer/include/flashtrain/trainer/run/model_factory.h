@@ -14,8 +14,7 @@ namespace flashtrain::trainer {
 // A model.vocab_size below the tokenizer's pieces is a ConfigError at the key.
 std::int64_t resolve_vocab_size(const config::ResolvedConfig& resolved);
 
-// [model] as the models' options. Throws ConfigError (at the key) for what
-// the models do not support yet: model.dropout > 0.
+// [model] as the models' options.
 models::LanguageModelOptions language_model_options(const config::ResolvedConfig& resolved,
                                                     std::int64_t vocab_size);
 
