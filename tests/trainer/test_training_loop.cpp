@@ -562,6 +562,21 @@ TEST(TrainingLoop, TheSchemaNamesTheModelKeysAResumeMayChange) {
                                                  "recurrent_init_scale"}));
 }
 
+// model.wavefront_chunks from the config to the model: three blocks in four
+// chunks train to the losses of block after block (up to float32 summation
+// order), validation included.
+TEST(TrainingLoop, TheWavefrontTrainsLikeBlockAfterBlock) {
+  TinyRun run;
+  const std::vector<std::string> flags = {"--training.steps=5", "--model.n_layers=3", "--validation.every=5"};
+  std::vector<std::string> waved = flags;
+  waved.push_back("--model.wavefront_chunks=4");
+  const Outcome whole = train(run.config(flags, "whole"));
+  const Outcome chunked = train(run.config(waved, "chunked"));
+  ASSERT_EQ(whole.losses.size(), 5u);
+  ASSERT_EQ(chunked.losses.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_NEAR(chunked.losses[i], whole.losses[i], 1e-5) << "step " << i + 1;
+}
+
 // The loss is normalised by the scored tokens of the whole global batch, so
 // accumulating two half batches equals one full batch - also for a task whose
 // sequences, and so scored tokens, differ in length (S5: a target per token).
