@@ -243,7 +243,7 @@ class _RNNBase(torch.nn.Module):
         # runs forward (the same last slots: each sequence ends in its row's
         # last step either way).
         host = host_layout(lengths.tolist(), share_rows=hx is None)
-        slots = [host.slots, host.slots[mirror_index(lengths)]][:2 if self.bidirectional else 1]
+        slots = [host.slots] + ([host.slots[mirror_index(lengths)]] if self.bidirectional else [])
         if order is not None:
             slots = [s[order] for s in slots]
         *slots, last, reset_mask = to_device(slots + [host.last, host.reset_mask], tokens.device)

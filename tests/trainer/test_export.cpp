@@ -190,7 +190,7 @@ TEST(Sampler, GreedyFollowsTheFullSequenceModelAndIsDeterministic) {
   SampleOptions eager = greedy;
   eager.cuda_graph = false;
   generate(*model, prompt, eager, &times);
-  EXPECT_EQ(times.decode_mode, "eager (sample.cuda_graph off)");
+  EXPECT_EQ(times.decode_mode, "eager (cuda_graph off)");
 }
 
 // On a GPU the decode step of a model whose state keeps its shape is replayed
@@ -215,7 +215,7 @@ TEST(Sampler, CudaGraphDecodeEqualsTheEagerOneOnAGpu) {
   const std::vector<std::int32_t> a = generate(*model, prompt, graphed, &graphed_times);
   EXPECT_EQ(graphed_times.decode_mode, "cuda graph");
   EXPECT_EQ(generate(*model, prompt, eager, &eager_times), a);
-  EXPECT_EQ(eager_times.decode_mode, "eager (sample.cuda_graph off)");
+  EXPECT_EQ(eager_times.decode_mode, "eager (cuda_graph off)");
   SampleOptions hot = graphed;
   hot.temperature = 3.0;
   hot.seed = 4;

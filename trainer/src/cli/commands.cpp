@@ -124,6 +124,16 @@ int run_rank(const config::ResolvedConfig& resolved, const distributed::Environm
   std::_Exit(status);
 }
 
+// The whole of a text file; a runtime error naming it when it cannot be read.
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read the prompt file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw std::runtime_error("cannot read the prompt file '" + path + "'");
+  return text.str();
+}
+
 }  // namespace
 
 int run_train(const config::ResolvedConfig& resolved) {
@@ -187,20 +197,6 @@ int run_eval(const config::ResolvedConfig& resolved, const CommandLine& command)
     return 0;
   });
 }
-
-namespace {
-
-// The whole of a text file; a runtime error naming it when it cannot be read.
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read the prompt file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw std::runtime_error("cannot read the prompt file '" + path + "'");
-  return text.str();
-}
-
-}  // namespace
 
 int run_sample(const config::ResolvedConfig& resolved, const CommandLine& command) {
   return without_torch_backtraces([&] {

@@ -54,7 +54,7 @@ class DecodeStep {
       : model_(model), state_(std::move(state)) {
     const torch::Device device = model.parameters().front().device();
     if (!cuda_graph) {
-      mode_ = "eager (sample.cuda_graph off)";
+      mode_ = "eager (cuda_graph off)";
     } else if (!device.is_cuda()) {
       mode_ = "eager (not on a GPU)";
     } else {
