@@ -11,10 +11,12 @@ each sequence has a row of its own. One gather puts the tokens into the rows,
 one takes the states back out, and one the state after each sequence's last
 token.
 
-Layouts are placed on the host, from the lengths, and reach the GPU through
-pinned memory without waiting for it (to_device): a call queues its kernels
-behind the previous call's instead of stalling on a copy. cu_seqlens given on
-the CPU cost no device synchronisation; on the GPU, one read back.
+Rows are chosen on the host from the n lengths alone (place_rows); the
+per-token indices are made on the tokens' device from those n values
+(layouts_on, back_to_back), which reach a GPU through pinned memory without
+waiting for it (to_device): a call does no per-token host work and queues its
+kernels behind the previous call's instead of stalling on a copy. cu_seqlens
+given on the CPU cost no device synchronisation; on the GPU, one read back.
 """
 import heapq
 from dataclasses import dataclass, field
@@ -55,9 +57,10 @@ def _lengths(cu_seqlens, total: int, name: str) -> List[int]:
 
 
 def to_device(tensors: Sequence[Optional[torch.Tensor]], device) -> List[Optional[torch.Tensor]]:
-    """Host-built index tensors onto `device` (None stays None). To a GPU they go
-    through pinned memory, asynchronously: a .to() from pageable memory waits for
-    every kernel queued before it, so each would stall the host behind the GPU."""
+    """Small host-built long tensors onto `device` (None stays None). To a GPU they
+    go as one buffer through pinned memory, asynchronously: a .to() from pageable
+    memory waits for every kernel queued before it, so it would stall the host
+    behind the GPU."""
     device = torch.device("cpu" if device is None else device)
     if device.type != "cuda":
         return [None if t is None else t.to(device) for t in tensors]
@@ -65,7 +68,83 @@ def to_device(tensors: Sequence[Optional[torch.Tensor]], device) -> List[Optiona
         raise RuntimeError("variable-length sequences cannot be captured in a CUDA graph: their layout is "
                            "placed on the host at each call, and a replay would copy from a host buffer that "
                            "no longer holds it; capture the padded call (every sequence as long as the batch)")
-    return [None if t is None else t.pin_memory().to(device, non_blocking=True) for t in tensors]
+    present = [t for t in tensors if t is not None]
+    if not present:
+        return list(tensors)
+    flat = torch.cat([t.reshape(-1).to(torch.long) for t in present]).pin_memory().to(device, non_blocking=True)
+    parts = iter(flat.split([t.numel() for t in present]))
+    return [None if t is None else next(parts).view(t.shape) for t in tensors]
+
+
+@dataclass
+class RowPlacement:
+    """Where sequences of `lengths` run in the kernels' [rows, T] batch, decided
+    on the host from the lengths alone: sequence k's first token at the flat
+    slot `start[k]` (row * T + offset in the row)."""
+    lengths: List[int]
+    start: List[int]
+    rows: int
+    T: int
+
+
+def place_rows(lengths: List[int], share_rows: bool) -> RowPlacement:
+    """share_rows: several sequences to a row (they must start from zero
+    states), longest first, each into the row with the most room if it fits
+    there, else into a new row; else one sequence per row. O(n log n) on the
+    host, nothing per token."""
+    n, T = len(lengths), max(lengths)
+    if not share_rows:
+        return RowPlacement(list(lengths), [k * T for k in range(n)], n, T)
+    start = [0] * n
+    roomiest: List[Tuple[int, int]] = []  # (-room, row), a heap
+    rows = 0
+    for k in sorted(range(n), key=lambda k: -lengths[k]):
+        if roomiest and -roomiest[0][0] >= lengths[k]:
+            room, r = heapq.heappop(roomiest)
+            room = -room
+        else:
+            room, r, rows = T, rows, rows + 1
+        start[k] = r * T + T - room
+        if room > lengths[k]:
+            heapq.heappush(roomiest, (lengths[k] - room, r))
+    return RowPlacement(list(lengths), start, rows, T)
+
+
+def layouts_on(placement: RowPlacement, sequence: torch.Tensor, position: torch.Tensor,
+               directions: int = 1) -> List[VarlenLayout]:
+    """The layouts of tokens, token j being token position[j] of sequence
+    sequence[j] (both [total], long, on the tokens' device), in the rows of
+    `placement`: forward, and with directions = 2 the reverse direction, whose
+    token runs where its mirror image (token L - 1 - position of its sequence)
+    runs forward. Both end each sequence at the same slot and restart at the
+    same steps. Per token only device work: the host sends n values."""
+    p = placement
+    restarts = [s for s in p.start if s % p.T]  # sequences after the first of their row
+    start, length, host_restarts = torch.tensor(p.start), torch.tensor(p.lengths), torch.tensor(restarts)
+    start, length, restart = to_device([start, length, host_restarts if restarts else None], sequence.device)
+    first = start.index_select(0, sequence)
+    slots = [first + position]
+    if directions == 2:
+        slots.append(first + length.index_select(0, sequence) - 1 - position)
+    last = start + length - 1
+    reset_mask = None
+    if restart is not None:
+        reset_mask = torch.zeros(p.rows * p.T, dtype=torch.bool, device=sequence.device)
+        reset_mask = reset_mask.index_fill_(0, restart, True).view(p.rows, p.T)
+    return [VarlenLayout(s, last, reset_mask, p.rows, p.T) for s in slots]
+
+
+def back_to_back(lengths: List[int], device) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Sequences of `lengths` laid back to back: each token's sequence and
+    position in it [total], and each sequence's first token [n], made on
+    `device` from the n lengths (no per-token host work, no synchronisation)."""
+    host_lengths = torch.tensor(lengths)
+    host_first = torch.cumsum(host_lengths, 0) - host_lengths
+    length, first = to_device([host_lengths, host_first], device)
+    total = sum(lengths)
+    sequence = torch.arange(len(lengths), device=length.device).repeat_interleave(length, output_size=total)
+    position = torch.arange(total, device=length.device) - first.index_select(0, sequence)
+    return sequence, position, first
 
 
 def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
@@ -73,59 +152,9 @@ def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
     """The rows a batch of back-to-back sequences runs in. share_rows: pack
     several sequences into a row (the sequences must start from zero states),
     else one sequence per row."""
-    return layout_on(device, host_layout(_lengths(cu_seqlens, total, name), share_rows))
-
-
-def layout_on(device, layout: VarlenLayout) -> VarlenLayout:
-    """A host layout with its index tensors on `device`."""
-    slots, last, reset_mask = to_device([layout.slots, layout.last, layout.reset_mask], device)
-    return VarlenLayout(slots, last, reset_mask, layout.rows, layout.T)
-
-
-def host_layout(lengths: List[int], share_rows: bool) -> VarlenLayout:
-    """varlen_layout of sequences of these lengths, its tensors on the CPU."""
-    n, T, total = len(lengths), max(lengths), sum(lengths)
-    row, offset = [0] * n, [0] * n
-    if share_rows:
-        # Longest first, each into the row with the most room if it fits there,
-        # else into a new row: (-room, row) in a heap, O(n log n).
-        roomiest: List[Tuple[int, int]] = []
-        rows = 0
-        for k in sorted(range(n), key=lambda k: -lengths[k]):
-            if roomiest and -roomiest[0][0] >= lengths[k]:
-                room, r = heapq.heappop(roomiest)
-                room = -room
-            else:
-                room, r, rows = T, rows, rows + 1
-            row[k], offset[k] = r, T - room
-            if room > lengths[k]:
-                heapq.heappush(roomiest, (lengths[k] - room, r))
-    else:
-        row, rows = list(range(n)), n
-    starts = [0]
-    for length in lengths[:-1]:
-        starts.append(starts[-1] + length)
-    # Token i of sequence k sits at row[k] * T + offset[k] + (i - starts[k]).
-    base = torch.tensor([row[k] * T + offset[k] - starts[k] for k in range(n)], dtype=torch.long)
-    sequence_of = torch.repeat_interleave(torch.arange(n), torch.tensor(lengths))
-    slots = base[sequence_of] + torch.arange(total)
-    last = torch.tensor([row[k] * T + offset[k] + lengths[k] - 1 for k in range(n)], dtype=torch.long)
-    reset_mask = None
-    if any(offset):
-        reset_mask = torch.zeros(rows * T, dtype=torch.bool)
-        reset_mask[torch.tensor([row[k] * T + offset[k] for k in range(n) if offset[k]])] = True
-        reset_mask = reset_mask.view(rows, T)
-    return VarlenLayout(slots, last, reset_mask, rows, T)
-
-
-def mirror_index(lengths: torch.Tensor) -> torch.Tensor:
-    """[total] on the CPU, for sequences of `lengths` [n] (CPU) laid back to back:
-    for each token, the index of the token as far from its sequence's end as it
-    is from the start (token t of L -> L - 1 - t). The reverse direction of a
-    bidirectional layer runs each token where its mirror image runs forward."""
-    ends = torch.cumsum(lengths, 0)
-    sequence = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
-    return (2 * ends - lengths - 1)[sequence] - torch.arange(sequence.numel())
+    lengths = _lengths(cu_seqlens, total, name)
+    sequence, position, _ = back_to_back(lengths, device)
+    return layouts_on(place_rows(lengths, share_rows), sequence, position)[0]
 
 
 def flashrnn_varlen(
@@ -203,13 +232,11 @@ class Segments:
     @classmethod
     def of(cls, cu_seqlens, total: int, device, name: str) -> "Segments":
         host_lengths = _lengths(cu_seqlens, total, name)
-        lengths = torch.tensor(host_lengths)
-        ends = torch.cumsum(lengths, 0)
-        first = ends - lengths
-        sequence = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
-        position = torch.arange(total) - first[sequence]
-        tensors = to_device([torch.cat([first[:1], ends]), lengths, sequence, position, first, ends - 1], device)
-        return cls(*tensors, host_lengths=host_lengths)
+        sequence, position, first = back_to_back(host_lengths, device)
+        ends = torch.cumsum(torch.tensor(host_lengths), 0)
+        cu, lengths, last = to_device([torch.cat([torch.zeros(1, dtype=torch.long), ends]),
+                                       torch.tensor(host_lengths), ends - 1], first.device)
+        return cls(cu, lengths, sequence, position, first, last, host_lengths=host_lengths)
 
     @property
     def count(self) -> int:
@@ -218,8 +245,8 @@ class Segments:
     def layout(self, share_rows: bool) -> VarlenLayout:
         """varlen_layout of these sequences, placed at the first call."""
         if share_rows not in self._layouts:
-            self._layouts[share_rows] = layout_on(self.cu_seqlens.device,
-                                                  host_layout(self.host_lengths, share_rows))
+            self._layouts[share_rows] = layouts_on(place_rows(self.host_lengths, share_rows),
+                                                   self.sequence, self.position)[0]
         return self._layouts[share_rows]
 
     def flashrnn(self, Wx, R, b, states=None, **flashrnn_options):

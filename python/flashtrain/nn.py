@@ -23,13 +23,13 @@ LanguageModel are the modules flashtrain.load_export builds (flashtrain.modules)
 initialised as the C++ trainer initialises them.
 """
 import math
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 from torch.nn.utils.rnn import PackedSequence
 
 from ._recurrent import flashrnn
-from ._varlen import Segments, VarlenLayout, flashrnn_on_layout, host_layout, mirror_index, to_device
+from ._varlen import Segments, back_to_back, flashrnn_on_layout, layouts_on, place_rows, to_device
 from .modules import (BLOCK_KINDS, CELLS, DEFAULTS, PLAIN_KINDS, Block, FlashtrainLM, RecurrentMixer,
                       SlstmMixer, ffn_hidden)
 
@@ -48,17 +48,19 @@ def _op_bias(mode: str, b_ih: torch.Tensor, b_hh: torch.Tensor, heads: int) -> t
     return (b_ih + b_hh).view(CELLS[_CELLS[mode]][1], heads, -1)
 
 
-def _packed_order(packed: PackedSequence) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Each row of a PackedSequence's data as a token of its sequences laid back
-    to back in the packed (longest first) order: its index there, and each
-    sequence's length [B]; both on the CPU, from batch_sizes alone."""
-    sizes = packed.batch_sizes  # [T] on the CPU, non-increasing
-    T, B = sizes.numel(), int(sizes[0])
-    t = torch.repeat_interleave(torch.arange(T), sizes)
-    slot = torch.arange(t.numel()) - torch.repeat_interleave(torch.cumsum(sizes, 0) - sizes, sizes)
-    lengths = (sizes.unsqueeze(0) > torch.arange(B).unsqueeze(1)).sum(1)
-    starts = torch.cumsum(lengths, 0) - lengths
-    return starts[slot] + t, lengths
+def _packed_tokens(packed: PackedSequence) -> Tuple[torch.Tensor, torch.Tensor, List[int]]:
+    """Each row of a PackedSequence's data as a token of its sequences (in the
+    packed, longest-first order): its sequence and position [total] on the
+    data's device, and the sequences' lengths; from batch_sizes [T] (on the
+    CPU, non-increasing) with no per-token host work."""
+    sizes = packed.batch_sizes
+    B, total = int(sizes[0]), packed.data.shape[0]
+    # lengths[b] = the steps with more than b sequences: counts of each batch size, summed from the top.
+    lengths = torch.bincount(sizes, minlength=B + 1).flip(0).cumsum(0).flip(0)[1:]
+    step_start, sizes = to_device([torch.cumsum(sizes, 0) - sizes, sizes], packed.data.device)
+    position = torch.arange(sizes.numel(), device=sizes.device).repeat_interleave(sizes, output_size=total)
+    sequence = torch.arange(total, device=sizes.device) - step_start.index_select(0, position)
+    return sequence, position, lengths.tolist()
 
 
 class _RNNBase(torch.nn.Module):
@@ -226,28 +228,21 @@ class _RNNBase(torch.nn.Module):
             layer_input = self._next_input(outputs, layer)
         return layer_input, tuple(torch.stack(f) for f in finals)
 
-    def _run_tokens(self, tokens: torch.Tensor, order: Optional[torch.Tensor], lengths: torch.Tensor,
-                    hx: Optional[Tuple[torch.Tensor, ...]]):
+    def _run_tokens(self, tokens: torch.Tensor, sequence: torch.Tensor, position: torch.Tensor,
+                    lengths: List[int], hx: Optional[Tuple[torch.Tensor, ...]]):
         """Sequences of their own lengths: tokens [total, F], token j being
-        token order[j] of the sequences laid back to back (order [total] on the
-        CPU, None for the identity; lengths [B] on the CPU). Without hx the
+        token position[j] of sequence sequence[j] (both [total] on the tokens'
+        device; lengths the B sequences' on the host). Without hx the
         sequences share the kernels' rows (flashrnn_varlen's layout: each
         restarts from zero at its first token), with it each runs in a row of
         its own from its initial states. Returns the output tokens
         [total, dirs * H] in the given order and the final states, each
         [L * dirs, B, H]."""
-        B, H, N = lengths.numel(), self.hidden_size, self.num_heads
+        B, H, N = len(lengths), self.hidden_size, self.num_heads
         name = type(self).__name__
-        # The rows are placed on the host. Token j runs at the slot of its
-        # sequence-order index; in the reverse direction where its mirror image
-        # runs forward (the same last slots: each sequence ends in its row's
-        # last step either way).
-        host = host_layout(lengths.tolist(), share_rows=hx is None)
-        slots = [host.slots] + ([host.slots[mirror_index(lengths)]] if self.bidirectional else [])
-        if order is not None:
-            slots = [s[order] for s in slots]
-        *slots, last, reset_mask = to_device(slots + [host.last, host.reset_mask], tokens.device)
-        layouts = [VarlenLayout(s, last, reset_mask, host.rows, host.T) for s in slots]
+        # The reverse direction runs each token where its mirror image runs forward.
+        layouts = layouts_on(place_rows(lengths, share_rows=hx is None), sequence, position,
+                             directions=2 if self.bidirectional else 1)
         finals = [[] for _ in range(self._states)]
         layer_input = tokens
         for layer in range(self.num_layers):
@@ -295,10 +290,10 @@ class _RNNBase(torch.nn.Module):
         if packed:
             # The rows of the input's data, in the packed (longest first) order;
             # states come in and go out in the caller's, as torch.nn's do.
-            order, lengths = _packed_order(input)
+            sequence, position, lengths = _packed_tokens(input)
             if states is not None and input.sorted_indices is not None:
                 states = tuple(h.index_select(1, input.sorted_indices) for h in states)
-            tokens, finals = self._run_tokens(x, order, lengths, states)
+            tokens, finals = self._run_tokens(x, sequence, position, lengths, states)
             if input.unsorted_indices is not None:
                 finals = tuple(f.index_select(1, input.unsorted_indices) for f in finals)
             return PackedSequence(tokens, input.batch_sizes, input.sorted_indices, input.unsorted_indices), finals
@@ -310,9 +305,10 @@ class _RNNBase(torch.nn.Module):
                 raise ValueError(f"{name}: lengths must be {B} values in 1..{T} (one per sequence), "
                                  f"got {lengths.tolist()}")
             # The valid positions b * T + t, sequence after sequence: the tokens' own order.
-            valid = (torch.arange(T).unsqueeze(0) < lengths.unsqueeze(1)).flatten().nonzero().squeeze(1)
-            valid, = to_device([valid], x.device)
-            tokens, finals = self._run_tokens(x.reshape(B * T, -1).index_select(0, valid), None, lengths, states)
+            sequence, position, _ = back_to_back(lengths.tolist(), x.device)
+            valid = sequence * T + position
+            tokens, finals = self._run_tokens(x.reshape(B * T, -1).index_select(0, valid), sequence, position,
+                                              lengths.tolist(), states)
             output = tokens.new_zeros(B * T, tokens.shape[-1]).index_copy(0, valid, tokens).view(B, T, -1)
         if unbatched:
             output, finals = output.squeeze(0), tuple(f.squeeze(1) for f in finals)
