@@ -25,7 +25,8 @@ import tempfile
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 MODELS = ("lstm_12head", "lstm_1head", "slstm_12head", "transformer", "linear_scan")
 # The report line of `flashtrain sample` (stderr).
-REPORT = re.compile(r"prefill: (\d+) tokens in ([\d.]+) s .*?; decode: (\d+) tokens in ([\d.]+) s \([^)]*\), "
+REPORT = re.compile(r"prefill: (\d+) tokens in ([\d.]+) s \([^)]*\)(?:, wavefront of (\d+) chunks)?; "
+                    r"decode: (\d+) tokens in ([\d.]+) s \([^)]*\), "
                     r"(cuda graph|eager[^;]*?)(?: \(captured in ([\d.]+) s\))?(?:; peak GPU memory (\d+) MiB)?$", re.M)
 WORDS = ("the of and to in is was for that with as on by at from his her it an were which are this be has had "
          "one two city river time year people world state water house night light small great old new first last "
@@ -59,8 +60,9 @@ def sample(flashtrain, flags, text, new_tokens, graph, scratch):
     if run.returncode != 0 or not match:
         record["error"] = run.stderr.strip()[-2000:]
         return record
-    prompt, prefill_s, new, decode_s, mode, captured, peak = match.groups()
-    record.update(prompt_tokens=int(prompt), prefill_s=float(prefill_s), new_tokens=int(new),
+    prompt, prefill_s, chunks, new, decode_s, mode, captured, peak = match.groups()
+    record.update(prompt_tokens=int(prompt), prefill_s=float(prefill_s), prefill_chunks=int(chunks or 0),
+                  new_tokens=int(new),
                   decode_s=float(decode_s), decode_mode=mode.strip(),
                   capture_s=float(captured) if captured else None, peak_mib=int(peak) if peak else None)
     record["prefill_tokens_per_s"] = record["prompt_tokens"] / record["prefill_s"] if record["prefill_s"] else None
@@ -69,13 +71,14 @@ def sample(flashtrain, flags, text, new_tokens, graph, scratch):
 
 
 def table(records):
-    lines = ["| model | prompt tokens | prefill s | prefill tok/s | decode ms/token | decode | peak MiB |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| model | prompt tokens | prefill s | prefill tok/s | prefill chunks | decode ms/token | decode | peak MiB |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in records:
         if "error" in r:
-            lines.append(f"| {r['model']} | ~{r['target_tokens']} | failed: {r['error'].splitlines()[-1][:80]} | | | | |")
+            lines.append(f"| {r['model']} | ~{r['target_tokens']} | failed: {r['error'].splitlines()[-1][:80]} | | | | | |")
             continue
         lines.append(f"| {r['model']} | {r['prompt_tokens']} | {r['prefill_s']:.3f} | {r['prefill_tokens_per_s']:.0f} | "
+                     f"{r.get('prefill_chunks', 0)} | "
                      f"{r['ms_per_token']:.3f} | {r['decode_mode']} | {r['peak_mib']} |")
     return "\n".join(lines)
 

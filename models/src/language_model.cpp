@@ -92,7 +92,7 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
   ResidualStream h{embed_tokens(embedding_->weight, tokens), {}};
   if (options_.wavefront_chunks > 1 && tokens.size(1) > 1)
-    return logits({run_wavefront(blocks_, h.stream, options_.wavefront_chunks, embedding_->weight.options()), {}});
+    return logits({run_wavefront(blocks_, h.stream, options_.wavefront_chunks, embedding_->weight.options()).y, {}});
   for (ResidualBlock& block : blocks_) h = block->forward_stream(h);
   return logits(h);
 }
@@ -120,17 +120,26 @@ ModelStepOutput LanguageModelImpl::forward_step(const torch::Tensor& tokens_t,
   return out;
 }
 
-ModelStepOutput LanguageModelImpl::forward_chunk(const torch::Tensor& tokens, const ModelState& state) {
+ModelStepOutput LanguageModelImpl::forward_chunk(const torch::Tensor& tokens, const ModelState& state,
+                                                 std::optional<int64_t> wavefront_chunks) {
   check_tokens(tokens, 2, options_.vocab_size, "tokens");
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
   check_state(state);
+  const int64_t chunks = wavefront_chunks.value_or(options_.wavefront_chunks);
+  if (chunks < 0) throw InputError("model: wavefront_chunks must not be negative, got " + std::to_string(chunks));
   ModelStepOutput out;
-  out.state.reserve(blocks_.size());
   torch::Tensor h = embed_tokens(embedding_->weight, tokens);
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    ChunkOutput chunk = blocks_[i]->forward_chunk(h, state[i]);
-    h = std::move(chunk.y);
-    out.state.push_back(std::move(chunk.state));
+  if (chunks > 1 && tokens.size(1) > 1) {
+    WavefrontOutput wave = run_wavefront(blocks_, h, chunks, embedding_->weight.options(), state);
+    h = std::move(wave.y);
+    out.state = std::move(wave.states);
+  } else {
+    out.state.reserve(blocks_.size());
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      ChunkOutput chunk = blocks_[i]->forward_chunk(h, state[i]);
+      h = std::move(chunk.y);
+      out.state.push_back(std::move(chunk.state));
+    }
   }
   out.logits = logits({h.select(1, h.size(1) - 1), {}});
   return out;

@@ -47,8 +47,9 @@ class BlockStreams {
     if (!streams_.empty()) done_[l].record(streams_[l]);
   }
 
-  // The caller's stream waits for every block, and takes over `outputs`.
-  void join(const std::vector<torch::Tensor>& outputs) {
+  // The caller's stream waits for every block, and takes over `outputs` and
+  // the blocks' last states.
+  void join(const std::vector<torch::Tensor>& outputs, const std::vector<BlockState>& states) {
     if (streams_.empty()) return;
     for (std::size_t l = 0; l < streams_.size(); ++l) {
       at::cuda::CUDAEvent joined;
@@ -57,6 +58,10 @@ class BlockStreams {
     }
     for (const torch::Tensor& output : outputs)
       c10::cuda::CUDACachingAllocator::recordStream(output.storage().data_ptr(), *origin_);
+    for (const BlockState& state : states)
+      for (const auto& entry : state)
+        if (entry.second.defined())
+          c10::cuda::CUDACachingAllocator::recordStream(entry.second.storage().data_ptr(), *origin_);
   }
 
  private:
@@ -70,10 +75,13 @@ class BlockStreams {
 
 }  // namespace
 
-torch::Tensor run_wavefront(std::vector<ResidualBlock>& blocks, const torch::Tensor& x, int64_t chunks,
-                            const torch::TensorOptions& state_options) {
+WavefrontOutput run_wavefront(std::vector<ResidualBlock>& blocks, const torch::Tensor& x, int64_t chunks,
+                              const torch::TensorOptions& state_options, const std::vector<BlockState>& initial) {
   std::vector<torch::Tensor> pieces = x.chunk(chunks, 1);
   const std::size_t L = blocks.size(), K = pieces.size();
+  if (!initial.empty() && initial.size() != L)
+    throw std::invalid_argument("run_wavefront: " + std::to_string(initial.size()) + " initial states for " +
+                                std::to_string(L) + " blocks");
   std::vector<BlockState> states(L);
   BlockStreams streams(x.device(), L);
   for (std::size_t wave = 0; wave + 1 < L + K; ++wave) {
@@ -84,15 +92,15 @@ torch::Tensor run_wavefront(std::vector<ResidualBlock>& blocks, const torch::Ten
       const std::size_t k = wave - l;
       const auto on_block_stream = streams.enter(l);
       streams.hand_over(l, pieces[k]);
-      if (k == 0) states[l] = blocks[l]->initial_state(x.size(0), state_options);
+      if (k == 0) states[l] = initial.empty() ? blocks[l]->initial_state(x.size(0), state_options) : initial[l];
       ChunkOutput out = blocks[l]->forward_chunk(pieces[k], states[l]);
       pieces[k] = std::move(out.y);
       states[l] = std::move(out.state);
       streams.finished(l);
     }
   }
-  streams.join(pieces);
-  return torch::cat(pieces, 1);
+  streams.join(pieces, states);
+  return {torch::cat(pieces, 1), std::move(states)};
 }
 
 }  // namespace flashtrain::models

@@ -18,10 +18,17 @@
 
 namespace flashtrain::models {
 
+struct WavefrontOutput {
+  torch::Tensor y;                 // [B, T, d_model]
+  std::vector<BlockState> states;  // each block's state after the last chunk
+};
+
 // x [B, T, d_model] through `blocks` in `chunks` chunks of time (fewer where T
-// is shorter) -> [B, T, d_model]; each block starts from its initial state,
-// made with `state_options` (the parameters' device and dtype).
-torch::Tensor run_wavefront(std::vector<ResidualBlock>& blocks, const torch::Tensor& x, int64_t chunks,
-                            const torch::TensorOptions& state_options);
+// is shorter); each block starts from its entry of `initial`, or where that is
+// empty from its initial state, made with `state_options` (the parameters'
+// device and dtype).
+WavefrontOutput run_wavefront(std::vector<ResidualBlock>& blocks, const torch::Tensor& x, int64_t chunks,
+                              const torch::TensorOptions& state_options,
+                              const std::vector<BlockState>& initial = {});
 
 }  // namespace flashtrain::models

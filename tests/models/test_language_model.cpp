@@ -114,6 +114,30 @@ TEST(LanguageModel, AChunkEqualsSteppingThroughIt) {
   }
 }
 
+// The chunk as a wavefront (from a state other than the initial one) gives the
+// block-after-block chunk's logits and states, for every block kind.
+TEST(LanguageModel, AChunkAsAWavefrontEqualsBlockAfterBlock) {
+  torch::manual_seed(5);
+  LanguageModelOptions o = every_kind(true);
+  o.block.slstm.conv_kernel = 3;
+  LanguageModel model(o);
+  model->to(torch::kDouble);
+  perturb_parameters(*model, 0.2);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor tokens = random_tokens(2, 13, 11);
+  const ModelState after_three = model->forward_chunk(tokens.narrow(1, 0, 3), model->initial_state(2)).state;
+  const ModelStepOutput blockwise = model->forward_chunk(tokens.narrow(1, 3, 10), after_three, 0);
+  for (int64_t chunks : {2, 4, 10, 16}) {
+    const ModelStepOutput waved = model->forward_chunk(tokens.narrow(1, 3, 10), after_three, chunks);
+    EXPECT_LT(max_abs_diff(waved.logits, blockwise.logits), 1e-12) << chunks << " chunks";
+    ASSERT_EQ(waved.state.size(), blockwise.state.size());
+    for (std::size_t i = 0; i < blockwise.state.size(); ++i)
+      for (const auto& [key, value] : blockwise.state[i])
+        EXPECT_LT(max_abs_diff(waved.state[i].at(key), value), 1e-12) << chunks << " chunks, block " << i << " " << key;
+  }
+  EXPECT_THROW(model->forward_chunk(tokens, model->initial_state(2), -1), InputError);
+}
+
 // recompute_layers changes where the ops' buffers come from, not a bit of the
 // logits or the gradients.
 TEST(LanguageModel, RecomputingLayersChangesNoResult) {

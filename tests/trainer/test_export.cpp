@@ -191,6 +191,28 @@ TEST(Sampler, GreedyFollowsTheFullSequenceModelAndIsDeterministic) {
   eager.cuda_graph = false;
   generate(*model, prompt, eager, &times);
   EXPECT_EQ(times.decode_mode, "eager (cuda_graph off)");
+  EXPECT_EQ(times.prefill_chunks, 0) << "auto: block after block on the CPU";
+  SampleOptions waved = greedy;
+  waved.prefill_chunks = 3;
+  EXPECT_EQ(generate(*model, prompt, waved, &times), a) << "the prompt as a wavefront over 3 chunks";
+  EXPECT_EQ(times.prefill_chunks, 3);
+}
+
+TEST(Sampler, AutoPrefillChunksAreTwoPerBlockOnAGpuForLongPrompts) {
+  models::LanguageModelOptions o;
+  o.vocab_size = 20;
+  o.d_model = 16;
+  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kLstm, models::BlockKind::kTransformer};
+  o.block.recurrent.num_heads = 2;
+  o.block.transformer.num_heads = 2;
+  models::LanguageModel model(o);
+  const std::int64_t long_prompt = 6 * kMinPrefillChunkTokens;
+  EXPECT_EQ(auto_prefill_chunks(*model, long_prompt, true), 6);
+  EXPECT_EQ(auto_prefill_chunks(*model, long_prompt - 1, true), 0) << "a chunk would be under the minimum";
+  EXPECT_EQ(auto_prefill_chunks(*model, long_prompt, false), 0) << "the CPU runs one block at a time anyway";
+  o.wavefront_chunks = 4;
+  models::LanguageModel configured(o);
+  EXPECT_EQ(auto_prefill_chunks(*configured, 10, false), 4) << "the model's own wavefront_chunks";
 }
 
 // On a GPU the decode step of a model whose state keeps its shape is replayed

@@ -82,6 +82,13 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
         }, false);
         TORCH_INTERNAL_ASSERT(agrees, "flashrnn: the tuner's tensor-core tiling disagrees with the kernels' (",
                               tune::describe(*s.config), ")");
+        // Each architecture's code holds only the tiling its devices run
+        // (tc_forward_kernel: sm_90 and later always have clusters).
+        const int index = device.has_index() ? device.index() : at::cuda::current_device();
+        TORCH_INTERNAL_ASSERT(tc_tiling_runs(C::kGates, D, s.config->cluster,
+                                             at::cuda::getDeviceProperties(index)->major >= 9),
+                              "flashrnn: the tuner chose the tiling over ", s.config->cluster,
+                              " CTAs, which this device's architecture does not compile");
         fn(c, head_dim, s.config->cluster);
         taken = true;
       });

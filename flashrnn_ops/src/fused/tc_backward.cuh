@@ -104,6 +104,13 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kStepThreads
 template <class Cell, class S, int D, int kCluster, bool kResets>
 __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
     tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads, const uint2* r_streamed) {
+  // Only the tiling this architecture runs (see tc_forward_kernel).
+#if defined(__CUDA_ARCH__)
+  if constexpr (!tc_tiling_runs(Cell::kGates, D, kCluster, __CUDA_ARCH__ >= 900)) {
+    __trap();
+    return;
+  }
+#endif
   using K = TcBackward<Cell, S, D, kCluster>;
   constexpr int G = Cell::kGates, NG = K::kGroups, Dc = K::kCtaDims, KT = K::kKTiles;  // KT: the CTA's share of K
   constexpr int C = Cell::kCache, NS = Cell::kStates;

@@ -48,6 +48,16 @@ namespace flashrnn::fused {
 template <class Cell, class S, int D, int kCluster, bool kResets, bool kSaves>
 __global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
+  // A head dim's two tilings (with clusters and without) are each run by one
+  // architecture: its code alone is compiled there, the other's body is left
+  // out (about a third of the kernels' compile time; fused_backend.cpp asserts
+  // the choice before launching).
+#if defined(__CUDA_ARCH__)
+  if constexpr (!tc_tiling_runs(Cell::kGates, D, kCluster, __CUDA_ARCH__ >= 900)) {
+    __trap();
+    return;
+  }
+#endif
   using K = TcForward<Cell, S, D, kCluster>;
   constexpr int G = Cell::kGates, NG = K::kGroups, Dc = K::kCtaDims;
   // K split over KS warps per group of dims, KW k-tiles each, the first KR in registers.

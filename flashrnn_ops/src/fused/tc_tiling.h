@@ -150,6 +150,12 @@ constexpr int tc_cluster_size(int gates, int head_dim, bool clusters) {
   return 0;
 }
 
+// Whether a device runs the tiling over `cluster` CTAs: the one tc_cluster_size
+// gives with clusters (sm_90 and later always have them) or without (older).
+constexpr bool tc_tiling_runs(int gates, int head_dim, int cluster, bool clusters) {
+  return cluster == tc_cluster_size(gates, head_dim, clusters);
+}
+
 // Whether fused/instances/ compiles the forward kernel for a (gates, head dim):
 // R within the register cap, or split with K (whether the shared memory fits
 // the device is the launcher's and the tuner's question, the cluster

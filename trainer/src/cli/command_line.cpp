@@ -79,6 +79,9 @@ const std::vector<OptionSpec>& option_specs() {
       {"--max-new-tokens", "N", {S::kSample}, "tokens to generate (default 64)"},
       {"--temperature", "T", {S::kSample}, "0 = greedy (default), else softmax temperature"},
       {"--seed", "N", {S::kSample}, "seed of temperature sampling (default 0)"},
+      {"--prefill-chunks", "N|auto", {S::kSample},
+       "the prompt's pass as a wavefront over N chunks (0: block after\n"
+       "                         block; default auto: two per block on a GPU for long prompts)"},
       {"--cuda-graph", "on|off", {S::kSample},
        "replay each decode step from a CUDA graph (default on; a model\n"
        "                         with attention decodes eagerly: its KV cache grows)"},
@@ -148,6 +151,9 @@ void set_value(CommandLine& cl, const std::string& option, const std::string& va
   else if (option == "--temperature") cl.temperature = parse_non_negative(option, value);
   else if (option == "--seed") cl.seed = std::uint64_t(parse_int(option, value, 0));
   else if (option == "--cuda-graph") cl.cuda_graph = parse_on_off(option, value);
+  else if (option == "--prefill-chunks") {
+    if (value != "auto") cl.prefill_chunks = parse_int(option, value, 0);
+  }
   // --nproc N is parallelism.nproc; as an override it is validated (and
   // located in errors) like any config key.
   else if (option == "--nproc") cl.overrides.push_back("--nproc=" + std::to_string(parse_int(option, value, 1)));

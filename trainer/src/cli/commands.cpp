@@ -214,6 +214,7 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
     options.temperature = command.temperature;
     options.seed = command.seed;
     options.cuda_graph = command.cuda_graph;
+    options.prefill_chunks = command.prefill_chunks;
     options.stop_token = tokenizer.eos_id();
     GenerationTimes times;
     const std::vector<std::int32_t> generated = generate(*loaded.model, prompt, options, &times);
@@ -224,8 +225,9 @@ int run_sample(const config::ResolvedConfig& resolved, const CommandLine& comman
                     seconds > 0 ? double(tokens) / seconds : 0.0);
       return std::string(text);
     };
-    std::cerr << "prefill: " << rate(prompt.size(), times.prefill_seconds)
-              << "; decode: " << rate(generated.size(), times.decode_seconds) << ", " << times.decode_mode;
+    std::cerr << "prefill: " << rate(prompt.size(), times.prefill_seconds);
+    if (times.prefill_chunks > 1) std::cerr << ", wavefront of " << times.prefill_chunks << " chunks";
+    std::cerr << "; decode: " << rate(generated.size(), times.decode_seconds) << ", " << times.decode_mode;
     if (times.decode_mode == "cuda graph") {
       char captured[48];
       std::snprintf(captured, sizeof captured, " (captured in %.3f s)", times.capture_seconds);

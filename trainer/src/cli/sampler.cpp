@@ -120,6 +120,12 @@ class DecodeStep {
 
 }  // namespace
 
+std::int64_t auto_prefill_chunks(const models::LanguageModelImpl& model, std::int64_t prompt_tokens, bool on_gpu) {
+  if (model.options().wavefront_chunks > 1) return model.options().wavefront_chunks;
+  const std::int64_t chunks = 2 * std::int64_t(model.blocks().size());
+  return on_gpu && chunks > 1 && prompt_tokens >= chunks * kMinPrefillChunkTokens ? chunks : 0;
+}
+
 std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::vector<std::int32_t>& prompt,
                                    const SampleOptions& options, GenerationTimes* times) {
   if (prompt.empty()) throw std::invalid_argument("generate: the prompt has no tokens");
@@ -141,7 +147,9 @@ std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::
   const auto started = now();
   const torch::Tensor prompt_tokens =
       torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kLong).to(device).unsqueeze(0);
-  models::ModelStepOutput prefilled = model.forward_chunk(prompt_tokens, model.initial_state(1));
+  const std::int64_t prefill_chunks =
+      options.prefill_chunks.value_or(auto_prefill_chunks(model, std::int64_t(prompt.size()), device.is_cuda()));
+  models::ModelStepOutput prefilled = model.forward_chunk(prompt_tokens, model.initial_state(1), prefill_chunks);
   torch::Tensor logits = prefilled.logits[0];
   const auto prefilled_at = now();
   std::mt19937_64 rng(options.seed);
@@ -164,6 +172,7 @@ std::vector<std::int32_t> generate(models::LanguageModelImpl& model, const std::
   if (times) {
     const auto done = now();
     times->prefill_seconds = seconds(started, prefilled_at);
+    times->prefill_chunks = prefill_chunks;
     times->decode_seconds = seconds(prefilled_at, done) - capture_seconds;
     times->capture_seconds = capture_seconds;
     times->decode_mode = step ? step->mode() : "no step (one token)";

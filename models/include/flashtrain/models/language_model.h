@@ -16,6 +16,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include <optional>
 #include <vector>
 
 #include "flashtrain/models/block_state.h"
@@ -47,7 +48,11 @@ class LanguageModelImpl : public torch::nn::Module {
   // tokens [B, T] after `state` -> logits [B, vocab] of the last token and the
   // state after it: what T forward_steps give, in one pass over the chunk where
   // the blocks have a parallel form (the recurrent ones: a prompt's prefill).
-  ModelStepOutput forward_chunk(const torch::Tensor& tokens, const ModelState& state);
+  // wavefront_chunks: the blocks as a wavefront over that many chunks of the
+  // tokens (options().wavefront_chunks where not given; 0 or 1: block after
+  // block), the same result with several blocks at work at once.
+  ModelStepOutput forward_chunk(const torch::Tensor& tokens, const ModelState& state,
+                                std::optional<int64_t> wavefront_chunks = std::nullopt);
   // The state before the first token, on the device and dtype of the parameters.
   ModelState initial_state(int64_t batch) const;
 

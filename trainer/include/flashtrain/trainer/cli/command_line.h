@@ -44,6 +44,7 @@ struct CommandLine {
   double temperature = 0.0;  // 0: greedy
   std::uint64_t seed = 0;
   bool cuda_graph = true;  // replay the decode step from a CUDA graph where it can be
+  std::optional<std::int64_t> prefill_chunks;  // --prefill-chunks (unset: auto)
   // tune: a device fixture (a100, h100, h200, l4) or cuda[:N] ("": the live GPU).
   std::string device;
   // prepare: its own arguments, passed through.

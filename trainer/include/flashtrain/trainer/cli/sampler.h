@@ -1,5 +1,6 @@
 // Generation: the prompt goes through the model in one forward_chunk (its
-// recurrent blocks in one pass of their kernels), then each new token is the
+// recurrent blocks in one pass of their kernels; on a GPU the blocks as a
+// wavefront over chunks of the prompt, several at work at once), then each new token is the
 // argmax (temperature 0) or a draw from softmax(logits / temperature), fed back
 // in one forward_step. On a GPU the step is replayed from a CUDA graph where
 // the state keeps its shape from step to step (every block but attention,
@@ -21,11 +22,23 @@ struct SampleOptions {
   std::uint64_t seed = 0;    // of the draws (temperature > 0)
   std::optional<std::int32_t> stop_token;  // generation ends after emitting it
   bool cuda_graph = true;    // replay the decode step from a CUDA graph where it can be
+  // The prefill's wavefront chunks (LanguageModelImpl::forward_chunk; 0: block
+  // after block); unset: auto_prefill_chunks.
+  std::optional<std::int64_t> prefill_chunks;
 };
+
+// The prefill's chunks where none are asked for: the model's wavefront_chunks
+// where set; else on a GPU two per block where each chunk keeps at least
+// kMinPrefillChunkTokens tokens (a 6-block LSTM at batch 4 and 16k tokens
+// trains 2.3x faster in 12 chunks than block after block,
+// experiments/results/lm/wavefront_speed.json), else 0.
+inline constexpr std::int64_t kMinPrefillChunkTokens = 256;
+std::int64_t auto_prefill_chunks(const models::LanguageModelImpl& model, std::int64_t prompt_tokens, bool on_gpu);
 
 // Where a generation's time went (the device synchronised at each end).
 struct GenerationTimes {
   double prefill_seconds = 0.0;  // the prompt, in one forward_chunk
+  std::int64_t prefill_chunks = 0;  // its wavefront chunks (0: block after block)
   double decode_seconds = 0.0;   // the new tokens, one forward_step each
   double capture_seconds = 0.0;  // setting the decode step up: its CUDA graph's capture (not in decode_seconds)
   // How the decode steps ran: "cuda graph", or "eager" and why not graphed.
