@@ -193,10 +193,11 @@ def _check_tokens_first(Wx, name: str) -> None:
 
 
 def flashrnn_on_layout(Wx: torch.Tensor, R: torch.Tensor, b: torch.Tensor, layout: VarlenLayout,
-                       states: Optional[torch.Tensor], name: str, **flashrnn_options):
+                       states: Optional[torch.Tensor], name: str, h_only: bool = False, **flashrnn_options):
     """flashrnn_varlen on a layout made already (one sequence per row where
     states are given): Wx [total, G, N, D] into its rows, the op, the states
-    back out -> (states [S, total, N, D], last_states [S, n, N, D])."""
+    back out -> (states [S, total, N, D], last_states [S, n, N, D]); h_only:
+    of the per-token states only h ([1, total, N, D]: no gather of the others)."""
     total, G, N, D = Wx.shape
     n = layout.last.numel()
     initial = None
@@ -209,7 +210,7 @@ def flashrnn_on_layout(Wx: torch.Tensor, R: torch.Tensor, b: torch.Tensor, layou
     all_states, _ = flashrnn(batch.view(layout.rows, layout.T, G, N, D), R, b, initial,
                              reset_mask=layout.reset_mask, **flashrnn_options)
     flat = all_states.reshape(all_states.shape[0], layout.rows * layout.T, N, D)
-    return flat.index_select(1, layout.slots), flat.index_select(1, layout.last)
+    return (flat[:1] if h_only else flat).index_select(1, layout.slots), flat.index_select(1, layout.last)
 
 
 @dataclass
@@ -249,8 +250,9 @@ class Segments:
                                                    self.sequence, self.position)[0]
         return self._layouts[share_rows]
 
-    def flashrnn(self, Wx, R, b, states=None, **flashrnn_options):
-        """flashrnn_varlen over these sequences, on their cached layout."""
+    def flashrnn(self, Wx, R, b, states=None, h_only=False, **flashrnn_options):
+        """flashrnn_varlen over these sequences, on their cached layout (h_only:
+        flashrnn_on_layout's)."""
         _check_tokens_first(Wx, "flashrnn_varlen")
         return flashrnn_on_layout(Wx, R, b, self.layout(states is None), states, "flashrnn_varlen",
-                                  **flashrnn_options)
+                                  h_only=h_only, **flashrnn_options)

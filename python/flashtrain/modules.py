@@ -180,7 +180,7 @@ class RecurrentMixer(nn.Module):
                                     function=self.kind, backend=self.backend)
         else:  # x [total, d]; states [S, n, 1, N, D] one row per sequence
             states, last = segments.flashrnn(self.gate_inputs(x.unsqueeze(0))[0].contiguous(), self.r, self.b,
-                                             None if initial is None else initial[:, :, 0],
+                                             None if initial is None else initial[:, :, 0], h_only=True,
                                              function=self.kind, backend=self.backend)
             last = last.unsqueeze(2)
         h = states[0].flatten(-2)  # [B, T, N*D] or [total, N*D]
@@ -241,8 +241,8 @@ class SlstmMixer(nn.Module):
                                     function="slstm", backend=self.backend)
         else:
             states, last = segments.flashrnn(wx.contiguous(), self.r, self.b,
-                                             None if initial is None else initial[:, :, 0], function="slstm",
-                                             backend=self.backend)
+                                             None if initial is None else initial[:, :, 0], h_only=True,
+                                             function="slstm", backend=self.backend)
             last = last.unsqueeze(2)
         h = states[0]  # [B, T, N, D] or [total, N, D]
         normed = F.layer_norm(h, (self.head_dim,), None, None, self.eps)  # per head

@@ -253,7 +253,7 @@ class _RNNBase(torch.nn.Module):
                 initial = self._initial(hx, layer, direction, B)
                 states, last_states = flashrnn_on_layout(Wx, R, b, layouts[direction],
                                                          None if initial is None else initial[:, :, 0], name,
-                                                         function=self._cell, backend=self.backend)
+                                                         h_only=True, function=self._cell, backend=self.backend)
                 for s in range(self._states):
                     finals[s].append(last_states[s].reshape(B, H))
                 outputs.append(states[0].reshape(-1, H))
