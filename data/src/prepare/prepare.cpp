@@ -122,23 +122,39 @@ class OutputShards {
   bool record_written_ = false;
 };
 
-SplitReport encode_split(const std::string& label, const std::vector<Document>& documents,
-                         const Tokenizer& tokenizer, const PrepareOptions& o, OutputShards& output) {
-  SplitReport report;
-  report.documents = static_cast<std::int64_t>(documents.size());
-  ShardSequence shards(o.output_dir, label, format_for_vocab_size(tokenizer.vocab_size()),
-                       o.shard_tokens, [&](const std::string& name) { output.claim(label, name); });
-  ProgressLine progress(label, report.documents, o.progress);
+// Both splits in one pass over the documents in name order, so that a
+// JSON-lines file is read (and decompressed) once for both; each split's
+// documents go into its own shards, in its own name order, as two passes
+// would write them.
+void encode_splits(const std::vector<Document>& documents, const DocumentSplit& split, const Tokenizer& tokenizer,
+                   const PrepareOptions& o, OutputShards& output, PrepareReport& report) {
+  // The splits are sorted subsequences of `documents` (unique names).
+  std::vector<char> in_val(documents.size(), 0);
+  for (std::size_t i = 0, v = 0; i < documents.size() && v < split.val.size(); ++i)
+    if (documents[i].name == split.val[v].name) in_val[i] = 1, ++v;
+  const TokenFormat format = format_for_vocab_size(tokenizer.vocab_size());
+  ShardSequence train(o.output_dir, "train", format, o.shard_tokens,
+                      [&](const std::string& name) { output.claim("train", name); });
+  ShardSequence val(o.output_dir, "val", format, o.shard_tokens,
+                    [&](const std::string& name) { output.claim("val", name); });
+  report.train.documents = static_cast<std::int64_t>(split.train.size());
+  report.val.documents = static_cast<std::int64_t>(split.val.size());
+  std::int64_t tokens = 0, bytes = 0;
+  ProgressLine progress("train+val", static_cast<std::int64_t>(documents.size()), o.progress);
   encode_in_order(documents, tokenizer, o.threads, o.text_field, [&](std::size_t index, EncodedDocument&& doc) {
-    shards.append(doc.tokens);
-    report.tokens += static_cast<std::int64_t>(doc.tokens.size());
-    report.bytes += doc.bytes;
-    progress.update(static_cast<std::int64_t>(index + 1), report.tokens, report.bytes);
+    SplitReport& r = in_val[index] ? report.val : report.train;
+    (in_val[index] ? val : train).append(doc.tokens);
+    r.tokens += static_cast<std::int64_t>(doc.tokens.size());
+    r.bytes += doc.bytes;
+    tokens += static_cast<std::int64_t>(doc.tokens.size());
+    bytes += doc.bytes;
+    progress.update(static_cast<std::int64_t>(index + 1), tokens, bytes);
   });
-  progress.finish(report.documents, report.tokens, report.bytes);
-  report.shards = shards.finish();
-  output.remove_unwritten(label, report.shards);
-  return report;
+  progress.finish(static_cast<std::int64_t>(documents.size()), tokens, bytes);
+  report.train.shards = train.finish();
+  output.remove_unwritten("train", report.train.shards);
+  report.val.shards = val.finish();
+  output.remove_unwritten("val", report.val.shards);
 }
 
 nlohmann::json split_json(const SplitReport& r, const std::vector<Document>& documents,
@@ -248,8 +264,7 @@ PrepareReport prepare_shards(const PrepareOptions& options) {
   report.vocab_size = tokenizer.vocab_size();
 
   const auto start = std::chrono::steady_clock::now();
-  report.train = encode_split("train", split.train, tokenizer, options, output);
-  report.val = encode_split("val", split.val, tokenizer, options, output);
+  encode_splits(documents, split, tokenizer, options, output, report);
   report.encode_seconds = seconds_since(start);
   write_manifest(options, report, split);
   return report;
