@@ -150,13 +150,19 @@ TEST(TensorFile, RoundTripsDtypesAndRejectsMismatchedModels) {
   EXPECT_TRUE(torch::equal(layer->weight, torch::ones({3, 2})));
 }
 
-TEST(Sampler, GreedyFollowsTheFullSequenceModelAndIsDeterministic) {
+// A small model of these blocks (recurrent and attention: two heads each).
+models::LanguageModelOptions small_model(std::vector<models::BlockKind> blocks) {
   models::LanguageModelOptions o;
   o.vocab_size = 20;
   o.d_model = 16;
-  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kTransformer};
+  o.blocks = std::move(blocks);
   o.block.recurrent.num_heads = 2;
   o.block.transformer.num_heads = 2;
+  return o;
+}
+
+TEST(Sampler, GreedyFollowsTheFullSequenceModelAndIsDeterministic) {
+  const models::LanguageModelOptions o = small_model({models::BlockKind::kLstm, models::BlockKind::kTransformer});
   torch::manual_seed(3);
   models::LanguageModel model(o);
   const std::vector<std::int32_t> prompt = {1, 5, 7, 2};
@@ -199,12 +205,8 @@ TEST(Sampler, GreedyFollowsTheFullSequenceModelAndIsDeterministic) {
 }
 
 TEST(Sampler, AutoPrefillChunksAreTwoPerBlockOnAGpuForLongPrompts) {
-  models::LanguageModelOptions o;
-  o.vocab_size = 20;
-  o.d_model = 16;
-  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kLstm, models::BlockKind::kTransformer};
-  o.block.recurrent.num_heads = 2;
-  o.block.transformer.num_heads = 2;
+  models::LanguageModelOptions o =
+      small_model({models::BlockKind::kLstm, models::BlockKind::kLstm, models::BlockKind::kTransformer});
   models::LanguageModel model(o);
   const std::int64_t long_prompt = 6 * kMinPrefillChunkTokens;
   EXPECT_EQ(auto_prefill_chunks(*model, long_prompt, true), 6);
