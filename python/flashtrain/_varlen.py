@@ -120,8 +120,8 @@ def layouts_on(placement: RowPlacement, sequence: torch.Tensor, position: torch.
     same steps. Per token only device work: the host sends n values."""
     p = placement
     restarts = [s for s in p.start if s % p.T]  # sequences after the first of their row
-    start, length, host_restarts = torch.tensor(p.start), torch.tensor(p.lengths), torch.tensor(restarts)
-    start, length, restart = to_device([start, length, host_restarts if restarts else None], sequence.device)
+    start, length, restart = to_device([torch.tensor(p.start), torch.tensor(p.lengths),
+                                        torch.tensor(restarts) if restarts else None], sequence.device)
     first = start.index_select(0, sequence)
     slots = [first + position]
     if directions == 2:
@@ -134,17 +134,17 @@ def layouts_on(placement: RowPlacement, sequence: torch.Tensor, position: torch.
     return [VarlenLayout(s, last, reset_mask, p.rows, p.T) for s in slots]
 
 
-def back_to_back(lengths: List[int], device) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def back_to_back(lengths: List[int], device) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Sequences of `lengths` laid back to back: each token's sequence and
-    position in it [total], and each sequence's first token [n], made on
-    `device` from the n lengths (no per-token host work, no synchronisation)."""
+    position in it [total], each sequence's first token and length [n], made
+    on `device` from the n lengths (no per-token host work, no synchronisation)."""
     host_lengths = torch.tensor(lengths)
     host_first = torch.cumsum(host_lengths, 0) - host_lengths
     length, first = to_device([host_lengths, host_first], device)
     total = sum(lengths)
     sequence = torch.arange(len(lengths), device=length.device).repeat_interleave(length, output_size=total)
     position = torch.arange(total, device=length.device) - first.index_select(0, sequence)
-    return sequence, position, first
+    return sequence, position, first, length
 
 
 def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
@@ -153,7 +153,7 @@ def varlen_layout(cu_seqlens, total: int, share_rows: bool = True, device=None,
     several sequences into a row (the sequences must start from zero states),
     else one sequence per row."""
     lengths = _lengths(cu_seqlens, total, name)
-    sequence, position, _ = back_to_back(lengths, device)
+    sequence, position, _, _ = back_to_back(lengths, device)
     return layouts_on(place_rows(lengths, share_rows), sequence, position)[0]
 
 
@@ -233,11 +233,10 @@ class Segments:
     @classmethod
     def of(cls, cu_seqlens, total: int, device, name: str) -> "Segments":
         host_lengths = _lengths(cu_seqlens, total, name)
-        sequence, position, first = back_to_back(host_lengths, device)
-        ends = torch.cumsum(torch.tensor(host_lengths), 0)
-        cu, lengths, last = to_device([torch.cat([torch.zeros(1, dtype=torch.long), ends]),
-                                       torch.tensor(host_lengths), ends - 1], first.device)
-        return cls(cu, lengths, sequence, position, first, last, host_lengths=host_lengths)
+        sequence, position, first, lengths = back_to_back(host_lengths, device)
+        last = first + lengths - 1
+        cu_seqlens = torch.cat([first, last[-1:] + 1])
+        return cls(cu_seqlens, lengths, sequence, position, first, last, host_lengths=host_lengths)
 
     @property
     def count(self) -> int:

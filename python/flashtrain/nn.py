@@ -305,7 +305,7 @@ class _RNNBase(torch.nn.Module):
                 raise ValueError(f"{name}: lengths must be {B} values in 1..{T} (one per sequence), "
                                  f"got {lengths.tolist()}")
             # The valid positions b * T + t, sequence after sequence: the tokens' own order.
-            sequence, position, _ = back_to_back(lengths.tolist(), x.device)
+            sequence, position, _, _ = back_to_back(lengths.tolist(), x.device)
             valid = sequence * T + position
             tokens, finals = self._run_tokens(x.reshape(B * T, -1).index_select(0, valid), sequence, position,
                                               lengths.tolist(), states)

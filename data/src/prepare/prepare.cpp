@@ -139,18 +139,17 @@ void encode_splits(const std::vector<Document>& documents, const DocumentSplit& 
                     [&](const std::string& name) { output.claim("val", name); });
   report.train.documents = static_cast<std::int64_t>(split.train.size());
   report.val.documents = static_cast<std::int64_t>(split.val.size());
-  std::int64_t tokens = 0, bytes = 0;
   ProgressLine progress("train+val", static_cast<std::int64_t>(documents.size()), o.progress);
   encode_in_order(documents, tokenizer, o.threads, o.text_field, [&](std::size_t index, EncodedDocument&& doc) {
     SplitReport& r = in_val[index] ? report.val : report.train;
     (in_val[index] ? val : train).append(doc.tokens);
     r.tokens += static_cast<std::int64_t>(doc.tokens.size());
     r.bytes += doc.bytes;
-    tokens += static_cast<std::int64_t>(doc.tokens.size());
-    bytes += doc.bytes;
-    progress.update(static_cast<std::int64_t>(index + 1), tokens, bytes);
+    progress.update(static_cast<std::int64_t>(index + 1), report.train.tokens + report.val.tokens,
+                    report.train.bytes + report.val.bytes);
   });
-  progress.finish(static_cast<std::int64_t>(documents.size()), tokens, bytes);
+  progress.finish(static_cast<std::int64_t>(documents.size()), report.train.tokens + report.val.tokens,
+                  report.train.bytes + report.val.bytes);
   report.train.shards = train.finish();
   output.remove_unwritten("train", report.train.shards);
   report.val.shards = val.finish();
