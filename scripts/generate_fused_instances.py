@@ -2,7 +2,7 @@
 """Writes flashrnn_ops/src/fused/instances/: one .cu per (storage type, head dim)
 of the tensor-core fused kernels, so they compile in parallel and a change to
 one head dim's list recompiles only what it must. The head dims are
-tc_tiling.h's kTcHeadDims; run this after changing them."""
+tc_constants.h's kTcHeadDims; run this after changing them."""
 import pathlib
 import re
 
@@ -12,7 +12,7 @@ TYPES = {"bf16": ("__nv_bfloat16", "cuda_bf16.h"), "f16": ("__half", "cuda_fp16.
 
 
 def head_dims():
-    text = (FUSED / "tc_tiling.h").read_text()
+    text = (FUSED / "tc_constants.h").read_text()
     match = re.search(r"kTcHeadDims\[\] = \{([^}]*)\}", text)
     return [int(v) for v in match.group(1).split(",")]
 

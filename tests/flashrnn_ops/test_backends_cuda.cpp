@@ -16,6 +16,7 @@
 #include "backend_choice.h"
 #include "cells/registry.h"
 #include "flashrnn/tune/device_query.h"
+#include "flashrnn/tune/tc_model.h"
 #include "fused/fused_backend.h"
 #include "fused/tc_selection.h"
 #include "fused/tc_tiling.h"
@@ -166,9 +167,9 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
         // 160) or, for LSTM and sLSTM heads over 256 dims, partly in shared
         // memory (WideHeadsRunTheTensorCoreKernels); the tuner may refuse more
         // only for shared memory (A100).
-        const int gates = tune::cell_gates(fused::tuner_cell(cell));
-        const bool compiled = fused::tc_cluster_size(gates, int(d), device.has_clusters()) > 0 &&
-                              fused::tc_backward_compiled(gates, int(d));
+        const tune::Cell tuned = fused::tuner_cell(cell);
+        const bool compiled = fused::tc_tiling_row(tune::cell_gates(tuned), tune::cell_states(tuned),
+                                                   tune::cell_cache(tuned), int(d), device.has_clusters());
         if (!s.config || !s.config->backward) {
           EXPECT_TRUE(!compiled || !device.has_clusters())
               << describe(c) << ": " << s.reason;
@@ -344,7 +345,12 @@ TEST(FusedCuda, WideHeadsRunTheTensorCoreKernels) {
                                    dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
       ASSERT_TRUE(s.config) << s.reason;
       EXPECT_TRUE(s.config->backward);  // Rᵀ partly in shared memory (TcBackward)
-      EXPECT_EQ(s.config->r_shared_ktiles, fused::tc_shared_r_ktiles(4, int(d)));  // > 0 from 416 dims
+      const tune::Cell tuned = fused::tuner_cell(cell);
+      const fused::TcTilingRow* compiled = fused::tc_tiling_row(
+          tune::cell_gates(tuned), tune::cell_states(tuned), tune::cell_cache(tuned), int(d), true);
+      ASSERT_TRUE(compiled);
+      EXPECT_EQ(s.config->cluster, compiled->cluster);
+      EXPECT_EQ(s.config->r_shared_ktiles, compiled->r_shared_ktiles);  // > 0 from 416 dims
       OpInputs ref = random_inputs(cell, c.B, c.T, 1, d, torch::kDouble, true, torch::kCUDA);
       if (c.with_reset) ref.options.reset_mask = torch::rand({c.B, c.T}, torch::kCUDA) < 0.05;
       OpInputs ours = ref;
@@ -362,7 +368,7 @@ TEST(FusedCuda, WideHeadsRunTheTensorCoreKernels) {
       EXPECT_LT(relative_error(got.last_states, want.last_states), tolerance(dtype));
       ++checked;
     }
-  EXPECT_EQ(checked, 24);  // 12 head dims over 256 per cell (tc_tiling.h)
+  EXPECT_EQ(checked, 24);  // 12 head dims over 256 per cell (tc_constants.h)
 
   // With autograd: the tensor-core recording forward and backward, Rᵀ's
   // shared slices streamed through the ring (768: 12 slices a step through 3

@@ -55,8 +55,9 @@ bool dispatch_tc_head_dim(int64_t d, Fn&& fn) {
 // device (tc_tiling.txt: bf16/fp16, a compiled head dim, threads, registers,
 // shared memory, the cluster of CTAs per head; a wide head's backward with
 // Rᵀ partly in shared memory), and T < 2^31 (they count steps in 32 bits). They launch
-// with the compiled tiling of the tuner's cluster; tests/tune/test_tc_tiling
-// checks the model's numbers against it, and so does the assertion here.
+// with the compiled tiling of the tuner's cluster: the same model solved at
+// build time without the device's limits (tc_tiling.h), which the device's
+// own solution must agree with (asserted here).
 template <class S, class Fn>
 bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, bool backward, Fn&& fn) {
   if constexpr (std::is_same_v<S, float>) {
@@ -71,12 +72,11 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
       using C = decltype(c);
       dispatch_tc_head_dim(d, [&](auto head_dim) {
         constexpr int D = decltype(head_dim)::value;
-        const bool agrees = with_tc_cluster<C::kGates, D>(s.config->cluster, [&](auto cluster) {
+        const bool agrees = with_tc_cluster<C, D>(s.config->cluster, [&](auto cluster) {
           using Fw = TcForward<C, S, D, decltype(cluster)::value>;
           using Bw = TcBackward<C, S, D, decltype(cluster)::value>;
-          return Fw::Tiling::kForwardCompiled && s.config->threads == Fw::Tiling::kThreads &&
-                 s.config->backward == Bw::Tiling::kBackwardCompiled &&
-                 (!s.config->backward || s.config->backward_threads == Bw::kThreads) &&
+          return s.config->threads == Fw::Tiling::kThreads && s.config->backward &&
+                 s.config->backward_threads == Bw::kThreads &&
                  s.config->forward_smem_bytes == Fw::smem_bytes() &&
                  s.config->backward_smem_bytes == Bw::smem_bytes();
         }, false);
@@ -85,7 +85,7 @@ bool dispatch_tc(Cell cell, const at::Device& device, int64_t steps, int64_t d, 
         // Each architecture's code holds only the tiling its devices run
         // (tc_forward_kernel: sm_90 and later always have clusters).
         const int index = device.has_index() ? device.index() : at::cuda::current_device();
-        TORCH_INTERNAL_ASSERT(tc_tiling_runs(C::kGates, D, s.config->cluster,
+        TORCH_INTERNAL_ASSERT(tc_tiling_runs<C>(D, s.config->cluster,
                                              at::cuda::getDeviceProperties(index)->major >= 9),
                               "flashrnn: the tuner chose the tiling over ", s.config->cluster,
                               " CTAs, which this device's architecture does not compile");
@@ -171,7 +171,7 @@ Gradients backward_typed(const Problem& problem, const Saved& saved, const Outpu
     using C = decltype(c);
     constexpr int D = decltype(head_dim)::value;
     // A wide head may stream Rᵀ from a packed copy (TcBackward::kStreams): its scratch.
-    const int64_t streamed_bytes = with_tc_cluster<C::kGates, D>(cluster, [&](auto q) {
+    const int64_t streamed_bytes = with_tc_cluster<C, D>(cluster, [&](auto q) {
       return TcBackward<C, S, D, decltype(q)::value>::streamed_bytes_per_head();
     }, int64_t(0)) * saved.r_heads.size(0);
     const at::Tensor r_streamed =

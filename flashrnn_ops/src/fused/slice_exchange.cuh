@@ -1,5 +1,5 @@
 // How the CTAs of a wide head's cluster hand each other h_t in the forward
-// (tc_slice_exchange in tc_tiling.h; tc_forward.cuh): by slice. Each CTA
+// (TcForward::kSliceExchange, tc_tiling.h; tc_forward.cuh): by slice. Each CTA
 // keeps two h tiles laid out by source CTA, [source][16 rows][Dc + 8], and
 // writes its own slice of h_t into its own tile with plain stores; once all
 // of its threads have (publish: a barrier of the CTA), one thread per peer

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
     tc_backward_kernel(BackwardStepParams<float, S> p, const S* r_heads, const uint2* r_streamed) {
   // Only the tiling this architecture runs (see tc_forward_kernel).
 #if defined(__CUDA_ARCH__)
-  if constexpr (!tc_tiling_runs(Cell::kGates, D, kCluster, __CUDA_ARCH__ >= 900)) {
+  if constexpr (!tc_tiling_runs<Cell>(D, kCluster, __CUDA_ARCH__ >= 900)) {
     __trap();
     return;
   }

@@ -46,14 +46,14 @@ namespace flashrnn::fused {
 // only the output: no fp32 states, gate cache or h_gemm (14 of a thread's 18
 // stores per step at 4 gates).
 template <class Cell, class S, int D, int kCluster, bool kResets, bool kSaves>
-__global__ void __launch_bounds__(TcTiling<Cell::kGates, D, kCluster>::kThreads)
+__global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
     tc_forward_kernel(ForwardStepParams<float, S> p, const S* r_heads) {
   // A head dim's two tilings (with clusters and without) are each run by one
   // architecture: its code alone is compiled there, the other's body is left
   // out (about a third of the kernels' compile time; fused_backend.cpp asserts
   // the choice before launching).
 #if defined(__CUDA_ARCH__)
-  if constexpr (!tc_tiling_runs(Cell::kGates, D, kCluster, __CUDA_ARCH__ >= 900)) {
+  if constexpr (!tc_tiling_runs<Cell>(D, kCluster, __CUDA_ARCH__ >= 900)) {
     __trap();
     return;
   }

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "flashrnn/tune/tc_select.h"
-#include "fused/tc_tiling.h"
+#include "fused/tc_constants.h"
 
 namespace flashrnn::tune {
 

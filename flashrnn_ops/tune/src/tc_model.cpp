@@ -8,7 +8,7 @@
 #include "cell_types.h"
 #include "flashrnn/tune/errors.h"
 #include "flashrnn/tune/problem_parser.h"
-#include "fused/tc_tiling.h"
+#include "fused/tc_constants.h"
 
 namespace flashrnn::tune {
 namespace {
@@ -16,14 +16,14 @@ namespace {
 // The variables config() reads, in the order of index_.
 enum Field {
   kRows, kCtaWarpCap, kCluster, kCtaDims, kDGroups, kWarps, kKSplit, kThreads, kBatchTiles, kCtas, kRRegs,
-  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kFwSmem, kFwPrefetch, kFwSliceExchange,
+  kRRegKt, kRSharedKt, kRRegRegs, kBackward, kWorkingRegs, kFwSmem, kFwPrefetch, kFwSliceExchange, kFwSaveTiles,
   kBwSmem, kBwPrefetch, kBwStage, kBwThreads, kBwRRegs, kBwRegSlices, kBwSharedSlices, kBwSlice, kBwRing,
   kBwStreams, kBwOneStage, kBwStaticBytes, kFieldCount
 };
 constexpr const char* kFieldNames[kFieldCount] = {
     "rows", "cta_warp_cap", "cluster", "cta_dims", "d_groups", "warps", "k_split", "threads", "batch_tiles",
     "ctas", "r_regs", "r_reg_kt", "r_shared_kt", "r_reg_regs", "backward", "working_regs", "fw_smem",
-    "fw_prefetch", "slice_exchange", "bw_smem", "bw_prefetch", "bw_stage", "bw_threads", "bw_r_regs",
+    "fw_prefetch", "slice_exchange", "save_tiles", "bw_smem", "bw_prefetch", "bw_stage", "bw_threads", "bw_r_regs",
     "bw_reg_slices", "bw_shared_slices", "bw_slice", "bw_ring", "bw_streams", "bw_one_stage",
     "bw_static_bytes"};
 
@@ -62,6 +62,15 @@ void bind(Problem& problem, const std::vector<Binding>& bindings) {
 
 int cell_cache(Cell cell) {
   return with_cell(cell, [](auto c) { return decltype(c)::kCache; });
+}
+
+DeviceProps tc_compile_target(bool clusters) {
+  DeviceProps d = device_fixture("h100");
+  d.name = clusters ? "any device with clusters" : "any device without clusters";
+  if (!clusters) d.compute_major = 8, d.compute_minor = 0, d.max_cluster_size = d.max_cluster_size_nonportable = 1;
+  d.regs_per_sm = d.regs_per_block = d.regs_per_thread = 1 << 30;
+  d.smem_per_sm = d.smem_per_block_optin = kUnlimited;
+  return d;
 }
 
 TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
@@ -164,6 +173,7 @@ TcConfig TcTilingModel::config(const Assignment& s) const {
   c.forward_smem_bytes = get(kFwSmem);
   c.forward_prefetch = int(get(kFwPrefetch));
   c.forward_slice_exchange = get(kFwSliceExchange) != 0;
+  c.forward_save_tiles = get(kFwSaveTiles) != 0;
   c.backward_smem_bytes = get(kBwSmem);
   c.backward_static_smem_bytes = get(kBwStaticBytes);
   c.backward_prefetch = int(get(kBwPrefetch));

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "flashrnn/tune/tc_model.h"
-#include "fused/tc_tiling.h"
+#include "fused/tc_constants.h"
 
 namespace flashrnn::tune {
 namespace {
@@ -163,7 +163,7 @@ TcSelection select_tc_config(const DeviceProps& device, const FusedShape& shape)
   const SolveResult solved = solve_all(model.problem(), SolveOptions{1, 1u << 16});
   TcSelection selection;
   // The kernels use the fewest CTAs that split the head on this device whatever
-  // its other limits (tc_cluster_size): the first solution of the model with
+  // its other limits (tc_tiling.h): the first solution of the model with
   // every limit but the device's clusters lifted. A larger cluster that merely
   // fits where the fewest does not is not compiled; and where the case does
   // not run, this is what the kernels' tiling on this device would need.

@@ -1,5 +1,5 @@
 // What the tuner knows about one case of the tensor-core fused kernels
-// (flashrnn_ops/src/fused/tc_tiling.h): their compile-time tiling, the
+// (flashrnn_ops/src/fused/tc_tiling.h): their tiling, the
 // registers and shared memory it takes, and the grid. The fields are the
 // variables of models/tc_tiling.txt, which says how they relate.
 #pragma once
@@ -20,7 +20,7 @@ struct TcConfig {
                                // (unless over 64 warps), else 8
   int cluster = 1;             // kCluster, CTAs per head: the fewest of 1…16 with whole
                                // warps, at most cta_warp_cap each, whose forward's shared
-                               // memory fits 227 KiB (tc_cluster_size; 1 only without clusters)
+                               // memory fits 227 KiB (1 only without clusters)
   int cta_dims = 0;            // kCtaDims = head_dim / cluster
   int d_groups_per_warp = 1;   // groups of 8 head dims per warp: 1 for even gate counts, 2 for odd
   int warps = 0;               // per CTA and share of K: cta_dims / (8 · d_groups_per_warp)
@@ -75,6 +75,8 @@ struct TcConfig {
                                         // bulk copy to each peer, an mbarrier per source CTA) in a wide
                                         // head (k_split 2) of an even cluster and cta_dims a multiple of
                                         // 16; its two h tiles [cluster][16][cta_dims + 8], not [16][D + 8]
+  bool forward_save_tiles = false;  // TcForward::kSaveTile: an even gate count with R in registers
+                                    // split over a cluster stores a step's saves through two tiles
   int64_t backward_smem_bytes = 0; // its stages and tiles, and a wide head's ring of Rᵀ's slices
   int64_t backward_static_smem_bytes = 0;  // kTcBackwardStaticBytes: its static shared memory (mbarriers)
                                    // besides; a wide head's slices leave room for it in 227 KiB

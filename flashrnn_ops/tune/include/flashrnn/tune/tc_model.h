@@ -19,11 +19,19 @@ std::string_view tc_tiling_model_text();
 // The fp32 values the forward saves per unit for the backward (cells/*.h kCache).
 int cell_cache(Cell cell);
 
+// What the kernels' tiling is solved for when they are compiled
+// (tools/tc_tiling_table_main.cpp): a device with or without thread-block
+// clusters and no other limit but its 1024 threads per block, so that the
+// first solution is the tiling the kernels use on every device of that kind;
+// whether a card has the registers and shared memory for it is decided at run
+// time with its own limits.
+DeviceProps tc_compile_target(bool clusters);
+
 class TcTilingModel {
  public:
   // Parses the model (the built-in one unless `text` is given) and binds every
   // parameter: the shape's, the device's, and the kernels' constants from
-  // fused/tc_tiling.h. Throws ParseError for bad text, and ProblemError where
+  // fused/tc_constants.h. Throws ParseError for bad text, and ProblemError where
   // the text and the bindings differ (a parameter with no binding or with a
   // value in the text, a binding of a name the text does not declare as a
   // parameter) or the model lacks a variable or constraint the tuner uses.
@@ -40,7 +48,7 @@ class TcTilingModel {
   // above the kernels' cap of 128 (not where R is split between registers and
   // shared memory: split_r_regs stays). With `keep_device_clusters` the
   // device's max_cluster stays, and so does the tiling the kernels use on it:
-  // the first solution's cluster is then the kernels' (tc_cluster_size),
+  // the first solution's cluster is then the kernels' (tc_tiling.h),
   // whatever the other limits.
   void lift_limits(bool keep_device_clusters = false);
   // The parameters lift_limits() lifts: the device's registers, shared memory,
