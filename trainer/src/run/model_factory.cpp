@@ -32,43 +32,6 @@ std::int64_t resolve_vocab_size(const config::ResolvedConfig& resolved) {
   return config.model.vocab_size;
 }
 
-models::LanguageModelOptions language_model_options(const config::ResolvedConfig& resolved,
-                                                    std::int64_t vocab_size) {
-  const config::ModelConfig& m = resolved.config.model;
-  models::LanguageModelOptions o;
-  o.vocab_size = vocab_size;
-  o.d_model = m.dim;
-  for (std::int64_t layer = 0; layer < m.n_layers; ++layer)
-    o.blocks.push_back(models::parse_block_kind(m.layer_kind(layer)));
-  // The schema admits only these two; consistency.cpp checks the kinds of a plain model.
-  o.structure = m.structure == "plain" ? models::Structure::kPlain : models::Structure::kResidual;
-  o.tie_embeddings = m.tie_embeddings;
-  o.norm_eps = m.norm_eps;
-  o.dropout = m.dropout;
-  o.recompute_layers = m.recompute_layers;
-  o.wavefront_chunks = m.wavefront_chunks;
-
-  const models::FeedForwardOptions ffn{m.ffn_factor, m.ffn_multiple_of};
-  const flashrnn::Backend backend = flashrnn::parse_backend(m.backend);
-  models::BlockOptions& b = o.block;
-  b.recurrent.num_heads = m.n_heads;
-  b.recurrent.head_dim = m.head_dim;
-  b.recurrent.backend = backend;
-  b.recurrent.ffn = ffn;
-  b.recurrent.retain_bias_min = m.retain_bias_min;
-  b.recurrent.retain_bias_max = m.retain_bias_max;
-  b.recurrent.recurrent_init_scale = m.recurrent_init_scale;
-  b.slstm.num_heads = m.n_heads;
-  b.slstm.conv_kernel = m.conv_kernel;
-  b.slstm.backend = backend;
-  b.slstm.ffn = ffn;
-  b.linear_scan.ffn = ffn;
-  b.transformer.num_heads = m.n_heads;
-  b.transformer.rope_theta = m.rope_theta;
-  b.transformer.ffn = ffn;
-  return o;
-}
-
 torch::Device resolve_device(const config::ResolvedConfig& resolved) {
   const std::string& device = resolved.config.training.device;
   const bool have_gpu = torch::cuda::is_available();
@@ -80,7 +43,7 @@ torch::Device resolve_device(const config::ResolvedConfig& resolved) {
 
 models::LanguageModel build_model(const config::ResolvedConfig& resolved, std::int64_t vocab_size,
                                   torch::Device device) {
-  const models::LanguageModelOptions options = language_model_options(resolved, vocab_size);
+  const models::LanguageModelOptions options = models::language_model_options(resolved.config.model, vocab_size);
   torch::manual_seed(std::uint64_t(resolved.config.training.seed));
   models::LanguageModel model(options);
   model->to(device);

@@ -9,6 +9,7 @@
 #include "flashrnn/flashrnn.h"
 #include "flashrnn/scan.h"
 #include "flashtrain/models/block_kind.h"
+#include "flashtrain/models/model_config.h"
 #include "flashtrain/models/option_defaults.h"
 
 namespace flashtrain::models {
@@ -133,5 +134,11 @@ struct LanguageModelOptions {
   // block: wavefront.h); 0 or 1 = block after block over the whole sequence.
   int64_t wavefront_chunks = 0;
 };
+
+// The options of the LM a [model] section describes, with its vocabulary
+// resolved (the section's vocab_size may be 0: the tokenizer's). The section
+// is checked already (trainer/config: each key's check, and consistency.cpp
+// across keys).
+LanguageModelOptions language_model_options(const ModelConfig& model, int64_t vocab_size);
 
 }  // namespace flashtrain::models

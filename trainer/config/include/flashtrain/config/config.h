@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "flashtrain/models/option_defaults.h"  // torch-free: the block options' defaults
+#include "flashtrain/models/model_config.h"  // torch-free: the [model] section
 
 namespace flashtrain::config {
 
@@ -26,42 +26,8 @@ struct JobConfig {
   std::string description = "";
 };
 
-struct ModelConfig {
-  // One entry: every layer has that kind; otherwise one entry per layer.
-  std::vector<std::string> kind = {"lstm"};
-  // "residual": pre-norm residual blocks and a final norm; "plain": bare
-  // lstm / gru / elman layers (h over the heads) and the head, no norms.
-  std::string structure = "residual";
-  std::int64_t dim = 768;
-  std::int64_t n_layers = 12;
-  std::int64_t n_heads = 12;
-  std::int64_t head_dim = 0;  // 0: dim / n_heads
-  double ffn_factor = models::defaults::kFfnFactor;
-  std::int64_t ffn_multiple_of = models::defaults::kFfnMultipleOf;
-  std::int64_t vocab_size = 0;  // 0: from the tokenizer, or the task's vocabulary
-  bool tie_embeddings = true;
-  std::string backend = "auto";
-  // Recurrent blocks: in the first this many (from the embedding) the op's
-  // backward runs its forward again instead of keeping per-step buffers.
-  std::int64_t recompute_layers = 0;
-  // The blocks as a wavefront over this many time chunks (models/src/wavefront.h); 0 = off.
-  std::int64_t wavefront_chunks = 0;
-  double dropout = 0.0;
-  double norm_eps = models::defaults::kNormEps;
-  std::int64_t conv_kernel = models::defaults::kConvKernel;
-  double rope_theta = models::defaults::kRopeTheta;
-  // lstm / gru / elman blocks, initialisation only: the retaining gate's biases
-  // (LSTM forget, GRU update) start spaced over [retain_bias_min, retain_bias_max]
-  // across each head's units; R starts uniform in ±recurrent_init_scale / sqrt(head_dim).
-  double retain_bias_min = models::defaults::kRetainBiasMin;
-  double retain_bias_max = models::defaults::kRetainBiasMax;
-  double recurrent_init_scale = models::defaults::kRecurrentInitScale;
-
-  // head_dim, or dim / n_heads when head_dim is 0.
-  std::int64_t resolved_head_dim() const;
-  // The block kind of layer `layer` (0-based, < n_layers).
-  const std::string& layer_kind(std::int64_t layer) const;
-};
+// The [model] section belongs to the models it describes (its keys' rows too).
+using ModelConfig = models::ModelConfig;
 
 struct TokenizerConfig {
   std::string path = ".data/corpus/tokenizer.model";

@@ -14,10 +14,6 @@ namespace flashtrain::trainer {
 // A model.vocab_size below the tokenizer's pieces is a ConfigError at the key.
 std::int64_t resolve_vocab_size(const config::ResolvedConfig& resolved);
 
-// [model] as the models' options.
-models::LanguageModelOptions language_model_options(const config::ResolvedConfig& resolved,
-                                                    std::int64_t vocab_size);
-
 // training.device: auto = cuda when a GPU is present, else cpu. Throws
 // ConfigError for cuda without a GPU.
 torch::Device resolve_device(const config::ResolvedConfig& resolved);
