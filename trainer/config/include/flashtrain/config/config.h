@@ -2,6 +2,8 @@
 // (torchtitan's vocabulary). The member initialisers are the defaults; the
 // schema (schema.h) gives every key its doc string and its check, and the
 // loader (load.h) fills these structs from a file and command-line flags.
+// A section a component owns is that component's struct, its keys' rows
+// beside it: [model] is flashtrain/models/model_config.h.
 //
 // Choice-valued keys are strings; after loading they are guaranteed to be one
 // of the choices the schema lists for them.
