@@ -21,7 +21,7 @@
 // has published step t-1, so after every CTA has read step t-2's). The time
 // per step is the difference of T = 2048 and T = 1024 over 1024 (no launch
 // cost), the median of 5 runs. Standalone:
-//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a \
+//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I flashrnn_ops/src \
 //     experiments/flashbench/grid_step_probe.cu -o grid_probe
 //   ./grid_probe [--json FILE]
 #include <cooperative_groups.h>
@@ -31,9 +31,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "gpu_flags.cuh"
+
+namespace flashrnn {
 namespace {
 
 constexpr int kThreads = 256;
@@ -50,23 +54,15 @@ enum class Wait { kFlags, kCounter };
     }                                                                                 \
   } while (0)
 
-__device__ __forceinline__ void store_release(unsigned* flag, unsigned value) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
-}
-__device__ __forceinline__ unsigned load_acquire(const unsigned* flag) {
-  unsigned value;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
-  return value;
-}
-__device__ __forceinline__ void add_release(unsigned* counter, unsigned value) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(counter), "r"(value) : "memory");
-}
+using gpu_flags::add_release;
+using gpu_flags::load_acquire;
+using gpu_flags::store_release;
 
 // h: [2][kBatch][D] bf16; flags: [P] (kFlags) or [1] (kCounter), zero at launch.
 // CTA c owns the dims [c * D / P, (c + 1) * D / P).
 template <Wait kWait, bool kRead>
 __global__ void __launch_bounds__(kThreads) grid_step_kernel(int steps, int dim, __nv_bfloat16* h,
-                                                              unsigned* flags, float* out) {
+                                                              uint32_t* flags, float* out) {
   extern __shared__ int4 h_tile[];  // the whole h of the step: kBatch * dim bf16
   const int P = gridDim.x, c = blockIdx.x, tid = threadIdx.x;
   const int units = dim / P, d0 = c * units;
@@ -81,14 +77,14 @@ __global__ void __launch_bounds__(kThreads) grid_step_kernel(int steps, int dim,
     __syncthreads();  // the slice stored, then published by one thread (release: the CTA's stores before it)
     if (tid == 0) __threadfence();
     if (kWait == Wait::kFlags) {
-      if (tid == 0) store_release(&flags[c], unsigned(t));
+      if (tid == 0) store_release(&flags[c], uint32_t(t));
       for (int p = tid; p < P; p += kThreads)
-        while (load_acquire(&flags[p]) < unsigned(t)) {
+        while (load_acquire(&flags[p]) < uint32_t(t)) {
         }
     } else {
       if (tid == 0) {
         add_release(&flags[0], 1u);
-        while (load_acquire(&flags[0]) < unsigned(t) * unsigned(P)) {
+        while (load_acquire(&flags[0]) < uint32_t(t) * uint32_t(P)) {
         }
       }
     }
@@ -116,13 +112,13 @@ struct Case {
   bool read;
 };
 
-float run_ms(const Case& k, int P, int dim, int steps, __nv_bfloat16* h, unsigned* flags, float* out) {
+float run_ms(const Case& k, int P, int dim, int steps, __nv_bfloat16* h, uint32_t* flags, float* out) {
   const size_t smem = k.read ? size_t(kBatch) * dim * 2 : 0;
   void* kernel = k.wait == Wait::kFlags
                      ? (k.read ? (void*)grid_step_kernel<Wait::kFlags, true> : (void*)grid_step_kernel<Wait::kFlags, false>)
                      : (void*)grid_step_kernel<Wait::kCounter, true>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  CHECK(cudaMemset(flags, 0, sizeof(unsigned) * 4096));
+  CHECK(cudaMemset(flags, 0, sizeof(uint32_t) * 4096));
   void* args[] = {&steps, &dim, &h, &flags, &out};
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
@@ -145,18 +141,20 @@ float median(std::vector<float> v) {
 }
 
 }  // namespace
+}  // namespace flashrnn
 
 int main(int argc, char** argv) {
+  using namespace flashrnn;
   const char* json = argc == 3 && std::strcmp(argv[1], "--json") == 0 ? argv[2] : nullptr;
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   const Case cases[] = {{"flags", Wait::kFlags, true}, {"counter", Wait::kCounter, true},
                         {"flags_sync", Wait::kFlags, false}};
   __nv_bfloat16* h;
-  unsigned* flags;
+  uint32_t* flags;
   float* out;
   CHECK(cudaMalloc(&h, size_t(2) * kBatch * 2048 * 2));
-  CHECK(cudaMalloc(&flags, sizeof(unsigned) * 4096));
+  CHECK(cudaMalloc(&flags, sizeof(uint32_t) * 4096));
   CHECK(cudaMalloc(&out, sizeof(float) * 4096));
   std::FILE* f = json ? std::fopen(json, "w") : nullptr;
   if (f) std::fprintf(f, "{\"device\": \"%s\", \"sms\": %d, \"batch\": %d, \"cases\": [", prop.name,

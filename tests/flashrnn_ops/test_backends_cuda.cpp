@@ -40,6 +40,14 @@ std::string describe(const RandomCase& c) {
   return s.str();
 }
 
+// The tiling the tensor-core kernels are compiled with for a cell's head of
+// `d` dims on devices with or without clusters; null where they have none.
+const fused::TcTilingRow* compiled_tiling(Cell cell, int64_t d, bool clusters) {
+  const tune::Cell tuned = fused::tuner_cell(cell);
+  return fused::tc_tiling_row(tune::cell_gates(tuned), tune::cell_states(tuned), tune::cell_cache(tuned), int(d),
+                              clusters);
+}
+
 // Deterministic cases; the B·T·N·D budget keeps the float64 reference affordable.
 std::vector<RandomCase> random_cases(int count, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -167,9 +175,7 @@ TEST(FusedCuda, TensorCoreKernelsMatchFloat64EveryCellAndHeadDim) {
         // 160) or, for LSTM and sLSTM heads over 256 dims, partly in shared
         // memory (WideHeadsRunTheTensorCoreKernels); the tuner may refuse more
         // only for shared memory (A100).
-        const tune::Cell tuned = fused::tuner_cell(cell);
-        const bool compiled = fused::tc_tiling_row(tune::cell_gates(tuned), tune::cell_states(tuned),
-                                                   tune::cell_cache(tuned), int(d), device.has_clusters());
+        const bool compiled = compiled_tiling(cell, d, device.has_clusters()) != nullptr;
         if (!s.config || !s.config->backward) {
           EXPECT_TRUE(!compiled || !device.has_clusters())
               << describe(c) << ": " << s.reason;
@@ -345,9 +351,7 @@ TEST(FusedCuda, WideHeadsRunTheTensorCoreKernels) {
                                    dtype == torch::kHalf ? tune::DType::kFp16 : tune::DType::kBf16});
       ASSERT_TRUE(s.config) << s.reason;
       EXPECT_TRUE(s.config->backward);  // Rᵀ partly in shared memory (TcBackward)
-      const tune::Cell tuned = fused::tuner_cell(cell);
-      const fused::TcTilingRow* compiled = fused::tc_tiling_row(
-          tune::cell_gates(tuned), tune::cell_states(tuned), tune::cell_cache(tuned), int(d), true);
+      const fused::TcTilingRow* compiled = compiled_tiling(cell, d, true);
       ASSERT_TRUE(compiled);
       EXPECT_EQ(s.config->cluster, compiled->cluster);
       EXPECT_EQ(s.config->r_shared_ktiles, compiled->r_shared_ktiles);  // > 0 from 416 dims

@@ -228,31 +228,23 @@ TEST(TcTiling, EveryDevicesSolutionIsTheCompiledTiling) {
     }
 }
 
-// The compiled table is the model's as it is now (no stale header): solved
-// again for the build's compile targets, every row's numbers are the first
-// solution's, and no (cell, compiled head dim) the model tiles is missing.
+// The compiled table is the model's as it is now (no stale header): every
+// tiling the model solves for the build's compile targets has its row, with
+// the solution's numbers, and the table has no other row.
 TEST(TcTiling, TheCompiledTableIsTheModelsSolution) {
-  int rows = 0;
-  for (bool clusters : {true, false}) {
-    const DeviceProps target = tc_compile_target(clusters);
-    for (Cell cell : {Cell::kLstm, Cell::kSlstm, Cell::kGru, Cell::kElman})
-      for (int d : kTcHeadDims) {
-        SCOPED_TRACE(std::string(to_string(cell)) + " D=" + std::to_string(d) + (clusters ? " clusters" : ""));
-        const TcTilingModel model(target, FusedShape{cell, 1, d, 16, DType::kBf16});
-        const SolveResult solved = solve_all(model.problem(), SolveOptions{1});
-        const fused::TcTilingRow* row = compiled_row(cell, d, clusters);
-        ASSERT_EQ(row != nullptr, !solved.solutions.empty());
-        if (!row) continue;
-        ++rows;
-        const TcConfig c = model.config(solved.solutions.front());
-        EXPECT_EQ(row->cluster, c.cluster);
-        EXPECT_EQ(row->threads, c.threads);
-        EXPECT_EQ(row->forward_smem_bytes, c.forward_smem_bytes);
-        EXPECT_EQ(row->backward_smem_bytes, c.backward_smem_bytes);
-        EXPECT_EQ(row->backward_ring_slots, c.backward_ring_slots);
-      }
+  const std::vector<CompiledTiling> tilings = solve_compiled_tilings();
+  for (const CompiledTiling& t : tilings) {
+    SCOPED_TRACE(std::string(to_string(t.cell)) + " D=" + std::to_string(t.head_dim) +
+                 (t.clusters ? " clusters" : ""));
+    const fused::TcTilingRow* row = compiled_row(t.cell, t.head_dim, t.clusters);
+    ASSERT_TRUE(row);
+    EXPECT_EQ(row->cluster, t.config.cluster);
+    EXPECT_EQ(row->threads, t.config.threads);
+    EXPECT_EQ(row->forward_smem_bytes, t.config.forward_smem_bytes);
+    EXPECT_EQ(row->backward_smem_bytes, t.config.backward_smem_bytes);
+    EXPECT_EQ(row->backward_ring_slots, t.config.backward_ring_slots);
   }
-  EXPECT_EQ(rows, int(std::size(fused::kTcTilingTable)));
+  EXPECT_EQ(tilings.size(), std::size(fused::kTcTilingTable));
 }
 
 // The model text gives no parameter a value: TcTilingModel binds each one

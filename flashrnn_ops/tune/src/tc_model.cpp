@@ -73,6 +73,26 @@ DeviceProps tc_compile_target(bool clusters) {
   return d;
 }
 
+std::vector<CompiledTiling> solve_compiled_tilings() {
+  static constexpr Cell kCells[] = {
+#define FLASHRNN_TUNE_CELL(CELL, ...) Cell::k##CELL,
+      FLASHRNN_FOR_EACH_CELL(FLASHRNN_TUNE_CELL, _)
+#undef FLASHRNN_TUNE_CELL
+  };
+  std::vector<CompiledTiling> tilings;
+  for (bool clusters : {true, false}) {
+    const DeviceProps target = tc_compile_target(clusters);
+    for (Cell cell : kCells)
+      for (int head_dim : fused::kTcHeadDims) {
+        const TcTilingModel model(target, FusedShape{cell, 1, head_dim, fused::kTcRows, DType::kBf16});
+        const SolveResult solved = solve_all(model.problem(), SolveOptions{1, 1u << 16});
+        if (!solved.solutions.empty())
+          tilings.push_back({cell, head_dim, clusters, model.config(solved.solutions.front())});
+      }
+  }
+  return tilings;
+}
+
 TcTilingModel::TcTilingModel(const DeviceProps& device, const FusedShape& shape,
                              std::string_view text)
     : problem_(parse_problem(text, "tc_tiling.txt")),

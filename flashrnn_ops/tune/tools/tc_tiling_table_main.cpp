@@ -18,22 +18,13 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
-#include "flashrnn/tune/device_props.h"
 #include "flashrnn/tune/errors.h"
-#include "flashrnn/tune/fused_shape.h"
-#include "flashrnn/tune/solver.h"
 #include "flashrnn/tune/tc_model.h"
-#include "fused/tc_constants.h"
 
 namespace flashrnn::tune {
 namespace {
-
-constexpr Cell kCells[] = {
-#define FLASHRNN_TABLE_CELL(CELL, ...) Cell::k##CELL,
-    FLASHRNN_FOR_EACH_CELL(FLASHRNN_TABLE_CELL, _)
-#undef FLASHRNN_TABLE_CELL
-};
 
 std::string row(Cell cell, int head_dim, bool clusters, const TcConfig& c) {
   std::ostringstream s;
@@ -63,21 +54,12 @@ std::string table() {
        "    // save_tiles, forward_smem_bytes,  backward_threads, backward_prefetch, backward_register_slices,\n"
        "    // backward_shared_slices, backward_ring_slots, backward_streams, backward_one_stage,\n"
        "    // backward_stage_bytes, backward_slice_bytes, backward_smem_bytes\n";
-  int rows = 0;
-  for (bool clusters : {true, false}) {
-    const DeviceProps target = tc_compile_target(clusters);
-    for (Cell cell : kCells)
-      for (int head_dim : fused::kTcHeadDims) {
-        const TcTilingModel model(target, FusedShape{cell, 1, head_dim, fused::kTcRows, DType::kBf16});
-        const SolveResult solved = solve_all(model.problem(), SolveOptions{1, 1u << 16});
-        if (solved.solutions.empty()) continue;  // no tiling: the kernels refuse the case
-        const TcConfig c = model.config(solved.solutions.front());
-        if (!c.backward) throw ProblemError("a tiling without a backward: the kernels compile both");
-        s << row(cell, head_dim, clusters, c) << "\n";
-        ++rows;
-      }
+  const std::vector<CompiledTiling> tilings = solve_compiled_tilings();
+  if (tilings.empty()) throw ProblemError("tc_tiling.txt has no solution for any compiled case");
+  for (const CompiledTiling& t : tilings) {
+    if (!t.config.backward) throw ProblemError("a tiling without a backward: the kernels compile both");
+    s << row(t.cell, t.head_dim, t.clusters, t.config) << "\n";
   }
-  if (rows == 0) throw ProblemError("tc_tiling.txt has no solution for any compiled case");
   s << "};\n\n}  // namespace flashrnn::fused\n";
   return s.str();
 }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "gpu_flags.cuh"
 #include "scan/scan_math.cuh"
 #include "scan/tile/scan_tile_io.cuh"
 #include "scan/tile/scan_tiling.h"
@@ -41,15 +42,8 @@ struct BlockScanStorage {
   int window_found;
 };
 
-__device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+using gpu_flags::load_acquire;
+using gpu_flags::store_release;
 
 // The order in which a persistent block takes tiles. With a look-back, tiles
 // come from the ticket counter (launch order, so every tile a block waits for

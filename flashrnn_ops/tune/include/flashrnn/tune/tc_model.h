@@ -27,6 +27,19 @@ int cell_cache(Cell cell);
 // time with its own limits.
 DeviceProps tc_compile_target(bool clusters);
 
+// One tiling the kernels are compiled with: the model's first solution on
+// tc_compile_target(clusters) for a cell and compiled head dim.
+struct CompiledTiling {
+  Cell cell;
+  int head_dim;
+  bool clusters;
+  TcConfig config;
+};
+// Every such tiling, with clusters then without, cell by cell (the cell
+// list's order) and head dim by head dim (kTcHeadDims); a case with no
+// solution has none. What the build writes into tc_tiling_table.h.
+std::vector<CompiledTiling> solve_compiled_tilings();
+
 class TcTilingModel {
  public:
   // Parses the model (the built-in one unless `text` is given) and binds every
