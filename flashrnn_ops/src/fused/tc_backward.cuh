@@ -418,6 +418,18 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
     if constexpr (kPrefetch > 0) async_copy::wait<kPrefetch - 1>();  // this thread's copies of step t are in
     sync_step();           // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
     fetch(t - kPrefetch);  // into the stage step t+1 used (kPrefetch 0: its own, read after the MMA)
+    // Whether rows r = 0, 1 start a sequence at step t and at t+1, loaded here
+    // and used after the sums: read where they are used, the global loads sat
+    // on every step's critical path.
+    bool restarts[2] = {}, restarts_next[2] = {};
+    if constexpr (kResets) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int64_t b = source_row(row(r));
+        restarts[r] = p.reset.at(b, t);
+        restarts_next[r] = !last && p.reset.at(b, t + 1);
+      }
+    }
     float dh[NG][4] = {};
     if (!last) {
       if (through_r) send_sums(t + 1, dh);
@@ -440,8 +452,8 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
         const int64_t b = source_row(row(r));
         const int d = dim(j);
         const float* f = floats + row(r) * K::kFloatPitch + d - d0;
-        const bool from_initial = initial || (kResets && p.reset.at(b, t));
-        const bool reset_next = kResets && !last && p.reset.at(b, t + 1);
+        const bool from_initial = initial || (kResets && restarts[r]);
+        const bool reset_next = kResets && restarts_next[r];
         // Both dims of the pair at once: 8-byte shared loads, 4-byte stores.
         float cache[2][C], s_prev[2][NS], ds[2][NS], dwx[2][G], drh[2][G];
         float s_next_prev[NS][2];  // states(t-1): step t-1's s_next

@@ -278,11 +278,24 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
   // The forward clip's bounds, infinite without one (clamp_ keeps a NaN): a
   // clamp on every step instead of a branch.
   const float clip = p.forward_clip > 0.f ? p.forward_clip : INFINITY;
+  // Whether each owned row starts a sequence at step t (restarts_now) and at
+  // t+1 (restarts_next). The flags of t+1 are loaded at the top of step t and
+  // used after its matrix products: read where they are used, the two global
+  // loads sat on every step's critical path, between the cell and h going out.
+  bool restarts_now[RW] = {}, restarts_next[RW] = {};
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     async_copy::wait<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
     if (!kSliced && t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
+    if constexpr (kResets) {
+#pragma unroll
+      for (int rr = 0; rr < RW; ++rr) {
+        const int64_t b = b0 + row(owned(rr));
+        restarts_now[rr] = restarts_next[rr];
+        restarts_next[rr] = t + 1 < int(steps) && b < batch && p.reset.at(b, t + 1);
+      }
+    }
 
     float acc[NG][G][4] = {};
     const S* h_prev = h_tiles + int((t + 1) & 1) * K::kHTileElements;
@@ -378,7 +391,7 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
         const int r = owned(rr);  // the accumulators of row r are acc[..][2·rr], [2·rr+1]
         const int64_t b = b0 + row(r);
         const int d = dim(j);
-        if (kResets && b < batch && t > 0 && p.reset.at(b, t))
+        if (kResets && restarts_now[rr])
 #pragma unroll
           for (int e = 0; e < 2; ++e)
 #pragma unroll
@@ -403,7 +416,7 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
           for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = next[s];
           h_fed[j][rr][e] = next[0];
         }
-        if (kResets && more && b < batch && p.reset.at(b, t + 1))
+        if (kResets && restarts_next[rr])
 #pragma unroll
           for (int e = 0; e < 2; ++e) h_fed[j][rr][e] = p.s0.at(0, b, 0, n, d + e);
         if (kPublishEachRow) publish_h(j, rr, h_fed[j][rr]);  // (implies a cluster)
