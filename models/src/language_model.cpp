@@ -15,19 +15,18 @@ namespace flashtrain::models {
 namespace {
 
 const LanguageModelOptions& checked(const LanguageModelOptions& o) {
+  const ModelConfig& m = o.model;
   if (o.vocab_size < 1)
     throw OptionsError("model: vocab_size must be positive, got " + std::to_string(o.vocab_size));
-  if (o.d_model < 1)
-    throw OptionsError("model: d_model must be positive, got " + std::to_string(o.d_model));
-  if (o.blocks.empty()) throw OptionsError("model: blocks is empty; list at least one block kind");
-  if (!(o.dropout >= 0.0 && o.dropout < 1.0))
-    throw OptionsError("model: dropout must lie in [0, 1), got " + std::to_string(o.dropout));
-  if (o.wavefront_chunks < 0)
-    throw OptionsError("model: wavefront_chunks must not be negative, got " + std::to_string(o.wavefront_chunks));
-  if (o.recompute_layers < 0)
-    throw OptionsError("model: recompute_layers must not be negative, got " + std::to_string(o.recompute_layers));
-  if (!(o.norm_eps > 0.0))
-    throw OptionsError("model: norm_eps must be positive, got " + std::to_string(o.norm_eps));
+  if (m.dim < 1) throw OptionsError("model: dim must be positive, got " + std::to_string(m.dim));
+  if (!(m.dropout >= 0.0 && m.dropout < 1.0))
+    throw OptionsError("model: dropout must lie in [0, 1), got " + std::to_string(m.dropout));
+  if (m.wavefront_chunks < 0)
+    throw OptionsError("model: wavefront_chunks must not be negative, got " + std::to_string(m.wavefront_chunks));
+  if (m.recompute_layers < 0)
+    throw OptionsError("model: recompute_layers must not be negative, got " + std::to_string(m.recompute_layers));
+  if (!(m.norm_eps > 0.0))
+    throw OptionsError("model: norm_eps must be positive, got " + std::to_string(m.norm_eps));
   return o;
 }
 
@@ -55,28 +54,27 @@ void check_tokens(const torch::Tensor& tokens, int64_t dims, int64_t vocab_size,
 }  // namespace
 
 LanguageModelImpl::LanguageModelImpl(LanguageModelOptions options) : options_(checked(options)) {
-  const BlockContext context{options_.d_model, int64_t(options_.blocks.size()), options_.norm_eps,
-                             options_.structure, options_.dropout};
-  embedding_ =
-      register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.d_model));
-  init::small_(embedding_->weight, options_.d_model);
+  const ModelConfig& m = options_.model;
+  const std::vector<BlockKind> kinds = layer_kinds(m);
+  const BlockContext context{m.dim, int64_t(kinds.size()), m.norm_eps, structure_of(m), m.dropout};
+  const BlockOptions block_options_of_the_section = block_options(m);
+  embedding_ = register_module("embedding", torch::nn::Embedding(options_.vocab_size, m.dim));
+  init::small_(embedding_->weight, m.dim);
   block_list_ = register_module("blocks", torch::nn::ModuleList());
-  for (size_t layer = 0; layer < options_.blocks.size(); ++layer) {
-    BlockOptions block = options_.block;
-    if (int64_t(layer) < options_.recompute_layers) block.recurrent.recompute = block.slstm.recompute = true;
-    blocks_.emplace_back(options_.blocks[layer], context, block);
+  for (size_t layer = 0; layer < kinds.size(); ++layer) {
+    BlockOptions block = block_options_of_the_section;
+    if (int64_t(layer) < m.recompute_layers) block.recurrent.recompute = block.slstm.recompute = true;
+    blocks_.emplace_back(kinds[layer], context, block);
     block_list_->push_back(blocks_.back());
   }
-  if (options_.structure == Structure::kResidual) {
+  if (context.structure == Structure::kResidual) {
     const NormKind final_norm = options_.final_norm.value_or(blocks_.back()->norm_kind());
-    final_norm_ =
-        register_module("final_norm", Norm(options_.d_model, final_norm, options_.norm_eps));
+    final_norm_ = register_module("final_norm", Norm(m.dim, final_norm, m.norm_eps));
   }
-  if (!options_.tie_embeddings) {
+  if (!m.tie_embeddings) {
     head_ = register_module(
-        "head", torch::nn::Linear(
-                    torch::nn::LinearOptions(options_.d_model, options_.vocab_size).bias(false)));
-    init::small_(head_->weight, options_.d_model);
+        "head", torch::nn::Linear(torch::nn::LinearOptions(m.dim, options_.vocab_size).bias(false)));
+    init::small_(head_->weight, m.dim);
   }
 }
 
@@ -91,8 +89,8 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   check_tokens(tokens, 2, options_.vocab_size, "tokens");
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
   ResidualStream h{embed_tokens(embedding_->weight, tokens), {}};
-  if (options_.wavefront_chunks > 1 && tokens.size(1) > 1)
-    return logits({run_wavefront(blocks_, h.stream, options_.wavefront_chunks, embedding_->weight.options()).y, {}});
+  if (options_.model.wavefront_chunks > 1 && tokens.size(1) > 1)
+    return logits({run_wavefront(blocks_, h.stream, options_.model.wavefront_chunks, embedding_->weight.options()).y, {}});
   for (ResidualBlock& block : blocks_) h = block->forward_stream(h);
   return logits(h);
 }
@@ -125,7 +123,7 @@ ModelStepOutput LanguageModelImpl::forward_chunk(const torch::Tensor& tokens, co
   check_tokens(tokens, 2, options_.vocab_size, "tokens");
   if (tokens.size(1) < 1) throw InputError("model: tokens has no time steps");
   check_state(state);
-  const int64_t chunks = wavefront_chunks.value_or(options_.wavefront_chunks);
+  const int64_t chunks = wavefront_chunks.value_or(options_.model.wavefront_chunks);
   if (chunks < 0) throw InputError("model: wavefront_chunks must not be negative, got " + std::to_string(chunks));
   ModelStepOutput out;
   torch::Tensor h = embed_tokens(embedding_->weight, tokens);
@@ -153,7 +151,7 @@ ModelState LanguageModelImpl::initial_state(int64_t batch) const {
 }
 
 double LanguageModelImpl::forward_flops_per_token(int64_t context) const {
-  double flops = 2.0 * double(options_.d_model) * double(options_.vocab_size);  // the head
+  double flops = 2.0 * double(options_.model.dim) * double(options_.vocab_size);  // the head
   for (const ResidualBlock& block : blocks_) flops += block->forward_flops_per_token(context);
   return flops;
 }

@@ -1,25 +1,44 @@
-// A [model] section into the LM's options: which block each layer is, and
-// the options of every block kind from the section's shared keys.
+// A [model] section in the blocks' terms: which kind each layer is, the
+// structure, and the options of every block kind from the section's shared keys.
+#include <string>
+
+#include "flashtrain/models/errors.h"
 #include "flashtrain/models/options.h"
 
 namespace flashtrain::models {
 
-LanguageModelOptions language_model_options(const ModelConfig& m, int64_t vocab_size) {
-  LanguageModelOptions o;
-  o.vocab_size = vocab_size;
-  o.d_model = m.dim;
-  for (int64_t layer = 0; layer < m.n_layers; ++layer) o.blocks.push_back(parse_block_kind(m.layer_kind(layer)));
-  // The schema admits only these two; the config's consistency checks the kinds of a plain model.
-  o.structure = m.structure == "plain" ? Structure::kPlain : Structure::kResidual;
-  o.tie_embeddings = m.tie_embeddings;
-  o.norm_eps = m.norm_eps;
-  o.dropout = m.dropout;
-  o.recompute_layers = m.recompute_layers;
-  o.wavefront_chunks = m.wavefront_chunks;
+void set_layer_kinds(ModelConfig& model, const std::vector<BlockKind>& kinds) {
+  model.kind.clear();
+  for (BlockKind kind : kinds) model.kind.emplace_back(to_string(kind));
+  model.n_layers = int64_t(kinds.size());
+}
 
+std::vector<BlockKind> layer_kinds(const ModelConfig& model) {
+  if (model.n_layers < 1)
+    throw OptionsError("model: n_layers must be positive, got " + std::to_string(model.n_layers));
+  if (model.kind.size() != 1 && int64_t(model.kind.size()) != model.n_layers)
+    throw OptionsError("model: kind lists " + std::to_string(model.kind.size()) + " kinds for " +
+                       std::to_string(model.n_layers) + " layers; give one kind (every layer) or one per layer");
+  std::vector<BlockKind> kinds;
+  for (int64_t layer = 0; layer < model.n_layers; ++layer) kinds.push_back(parse_block_kind(model.layer_kind(layer)));
+  return kinds;
+}
+
+Structure structure_of(const ModelConfig& model) {
+  if (model.structure == to_string(Structure::kResidual)) return Structure::kResidual;
+  if (model.structure == to_string(Structure::kPlain)) return Structure::kPlain;
+  throw OptionsError("model: structure must be residual or plain, got '" + model.structure + "'");
+}
+
+BlockOptions block_options(const ModelConfig& m) {
   const FeedForwardOptions ffn{m.ffn_factor, m.ffn_multiple_of};
-  const flashrnn::Backend backend = flashrnn::parse_backend(m.backend);
-  BlockOptions& b = o.block;
+  flashrnn::Backend backend;
+  try {
+    backend = flashrnn::parse_backend(m.backend);
+  } catch (const std::invalid_argument& e) {
+    throw OptionsError(std::string("model: ") + e.what());
+  }
+  BlockOptions b;
   b.recurrent.num_heads = m.n_heads;
   b.recurrent.head_dim = m.head_dim;
   b.recurrent.backend = backend;
@@ -35,7 +54,7 @@ LanguageModelOptions language_model_options(const ModelConfig& m, int64_t vocab_
   b.transformer.num_heads = m.n_heads;
   b.transformer.rope_theta = m.rope_theta;
   b.transformer.ffn = ffn;
-  return o;
+  return b;
 }
 
 }  // namespace flashtrain::models

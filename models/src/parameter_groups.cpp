@@ -58,8 +58,8 @@ bool takes_weight_decay(const std::string& name) {
 
 std::vector<ParameterGroup> count_parameters_by_group(const LanguageModelImpl& model) {
   std::vector<ParameterGroup> groups{{"embedding", 0}};
-  for (BlockKind kind : model.options().blocks) {
-    const std::string name = std::string(to_string(kind)) + " mixers";
+  for (const ResidualBlock& block : model.blocks()) {
+    const std::string name = std::string(to_string(block->kind())) + " mixers";
     bool seen = false;
     for (const ParameterGroup& g : groups) seen = seen || g.name == name;
     if (!seen) groups.push_back({name, 0});

@@ -23,13 +23,11 @@ namespace {
 LanguageModelOptions every_kind(bool tie_embeddings) {
   LanguageModelOptions o;
   o.vocab_size = 11;
-  o.d_model = 8;
-  o.blocks = {BlockKind::kLstm,        BlockKind::kSlstm, BlockKind::kLinearScan,
-              BlockKind::kTransformer, BlockKind::kGru,   BlockKind::kElman};
-  o.tie_embeddings = tie_embeddings;
-  o.block.recurrent.num_heads = 2;
-  o.block.slstm.num_heads = 2;
-  o.block.transformer.num_heads = 2;
+  o.model.dim = 8;
+  set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kTransformer,
+                            BlockKind::kGru, BlockKind::kElman});
+  o.model.tie_embeddings = tie_embeddings;
+  o.model.n_heads = 2;
   return o;
 }
 
@@ -89,7 +87,7 @@ TEST(LanguageModel, StepByStepEqualsFullSequence) {
 TEST(LanguageModel, AChunkEqualsSteppingThroughIt) {
   torch::manual_seed(4);
   LanguageModelOptions o = every_kind(true);
-  o.block.slstm.conv_kernel = 3;  // the carried convolution window too
+  o.model.conv_kernel = 3;  // the carried convolution window too
   LanguageModel model(o);
   model->to(torch::kDouble);
   perturb_parameters(*model, 0.2);
@@ -119,7 +117,7 @@ TEST(LanguageModel, AChunkEqualsSteppingThroughIt) {
 TEST(LanguageModel, AChunkAsAWavefrontEqualsBlockAfterBlock) {
   torch::manual_seed(5);
   LanguageModelOptions o = every_kind(true);
-  o.block.slstm.conv_kernel = 3;
+  o.model.conv_kernel = 3;
   LanguageModel model(o);
   model->to(torch::kDouble);
   perturb_parameters(*model, 0.2);
@@ -147,7 +145,7 @@ TEST(LanguageModel, RecomputingLayersChangesNoResult) {
     const int64_t layers = recomputed[k];
     torch::manual_seed(2);
     LanguageModelOptions o = every_kind(true);
-    o.recompute_layers = layers;
+    o.model.recompute_layers = layers;
     LanguageModel model(o);
     model->to(torch::kDouble);
     perturb_parameters(*model, 0.2);
@@ -172,11 +170,11 @@ TEST(LanguageModel, DropoutActsInTrainingOnly) {
     torch::manual_seed(2);
     LanguageModelOptions o = every_kind(true);
     if (structure == Structure::kPlain) {
-      o.blocks = {BlockKind::kLstm, BlockKind::kGru};
-      o.block.recurrent.num_heads = 1;
+      set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kGru});
+      o.model.n_heads = 1;
     }
-    o.structure = structure;
-    o.dropout = p;
+    o.model.structure = to_string(structure);
+    o.model.dropout = p;
     return LanguageModel(o);
   };
   const torch::Tensor tokens = random_tokens(2, 9, 11);
@@ -222,7 +220,7 @@ TEST(LanguageModel, WavefrontOverChunksEqualsTheWholeSequence) {
   for (int c = 0; c < 3; ++c) {
     torch::manual_seed(2);
     LanguageModelOptions o = every_kind(true);
-    o.wavefront_chunks = chunks[c];
+    o.model.wavefront_chunks = chunks[c];
     LanguageModel model(o);
     model->to(torch::kDouble);
     perturb_parameters(*model, 0.2);
@@ -248,10 +246,10 @@ TEST(LanguageModel, WavefrontOnAGpuEqualsBlockAfterBlockEagerAndCaptured) {
   const auto run = [](int64_t chunks, bool captured) {
     LanguageModelOptions o;
     o.vocab_size = 32;
-    o.d_model = 64;
-    o.blocks = {BlockKind::kLstm, BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kLstm};
-    o.block.recurrent.num_heads = o.block.slstm.num_heads = 1;
-    o.wavefront_chunks = chunks;
+    o.model.dim = 64;
+    set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kLstm});
+    o.model.n_heads = 1;
+    o.model.wavefront_chunks = chunks;
     torch::manual_seed(3);
     LanguageModel model(o);
     model->to(torch::kCUDA);
@@ -299,10 +297,10 @@ TEST(LanguageModel, RecomputingLayersHoldsLessAfterTheForward) {
   const auto held_after_forward = [](int64_t layers) {
     LanguageModelOptions o;
     o.vocab_size = 32;
-    o.d_model = 64;
-    o.blocks = {BlockKind::kSlstm, BlockKind::kLstm, BlockKind::kSlstm};
-    o.block.recurrent.num_heads = o.block.slstm.num_heads = 2;
-    o.recompute_layers = layers;
+    o.model.dim = 64;
+    set_layer_kinds(o.model, {BlockKind::kSlstm, BlockKind::kLstm, BlockKind::kSlstm});
+    o.model.n_heads = 2;
+    o.model.recompute_layers = layers;
     torch::manual_seed(3);
     LanguageModel model(o);
     model->to(torch::kCUDA, torch::kBFloat16);
@@ -452,7 +450,7 @@ TEST(ParameterGroups, MatchHandCount) {
 
   // Tied: no head group, and a kind used twice is one group.
   LanguageModelOptions o = every_kind(true);
-  o.blocks = {BlockKind::kLstm, BlockKind::kLstm};
+  set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kLstm});
   const std::vector<ParameterGroup> tied = count_parameters_by_group(*LanguageModel(o));
   ASSERT_EQ(tied.size(), 4u);
   EXPECT_EQ(tied[1].name, "lstm mixers");
@@ -497,9 +495,9 @@ TEST(LanguageModel, FinalNormFollowsTheLastBlockUnlessSet) {
     return std::dynamic_pointer_cast<NormImpl>(model->named_children()["final_norm"])->kind();
   };
   LanguageModelOptions o = every_kind(true);
-  o.blocks = {BlockKind::kLstm, BlockKind::kTransformer};
+  set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kTransformer});
   EXPECT_EQ(final_norm_kind(o), NormKind::kRmsNorm);
-  o.blocks = {BlockKind::kTransformer, BlockKind::kLstm};
+  set_layer_kinds(o.model, {BlockKind::kTransformer, BlockKind::kLstm});
   EXPECT_EQ(final_norm_kind(o), NormKind::kLayerNorm);
   o.final_norm = NormKind::kRmsNorm;
   EXPECT_EQ(final_norm_kind(o), NormKind::kRmsNorm);
@@ -511,16 +509,28 @@ TEST(LanguageModel, RejectsBadOptionsAndInput) {
   expect_error<OptionsError>([&] { LanguageModel{o}; },
                              "model: vocab_size must be positive, got 0");
   o = every_kind(true);
-  o.blocks.clear();
-  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: blocks is empty");
+  o.model.n_layers = 0;
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: n_layers must be positive, got 0");
   o = every_kind(true);
-  o.recompute_layers = -1;
+  o.model.kind = {"lstm", "gru"};
+  expect_error<OptionsError>([&] { LanguageModel{o}; },
+                             "model: kind lists 2 kinds for 6 layers; give one kind (every layer) or one per layer");
+  o.model.kind = {"lstm", "gru", "lstm", "lstm", "lstm", "rnn"};
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "unknown block kind 'rnn'");
+  o = every_kind(true);
+  o.model.structure = "flat";
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: structure must be residual or plain, got 'flat'");
+  o = every_kind(true);
+  o.model.backend = "fast";
+  expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: flashrnn: unknown backend 'fast'");
+  o = every_kind(true);
+  o.model.recompute_layers = -1;
   expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: recompute_layers must not be negative, got -1");
   o = every_kind(true);
-  o.dropout = 1.0;
+  o.model.dropout = 1.0;
   expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: dropout must lie in [0, 1), got 1");
   o = every_kind(true);
-  o.wavefront_chunks = -2;
+  o.model.wavefront_chunks = -2;
   expect_error<OptionsError>([&] { LanguageModel{o}; }, "model: wavefront_chunks must not be negative, got -2");
 
   LanguageModel model(every_kind(true));
@@ -625,10 +635,9 @@ TEST(LanguageModel, TinyModelFitsAFixedBatch) {
   torch::manual_seed(3);
   LanguageModelOptions o;
   o.vocab_size = 16;
-  o.d_model = 32;
-  o.blocks = {BlockKind::kLstm, BlockKind::kTransformer};
-  o.block.recurrent.num_heads = 2;
-  o.block.transformer.num_heads = 2;
+  o.model.dim = 32;
+  set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kTransformer});
+  o.model.n_heads = 2;
   LanguageModel model(o);
   const torch::Tensor batch = random_tokens(4, 33, o.vocab_size);
   const torch::Tensor inputs = batch.narrow(1, 0, 32), targets = batch.narrow(1, 1, 32);
@@ -658,11 +667,11 @@ TEST(LanguageModel, TinyModelFitsAFixedBatch) {
 LanguageModelOptions plain_layers(bool tie_embeddings) {
   LanguageModelOptions o;
   o.vocab_size = 11;
-  o.d_model = 8;
-  o.blocks = {BlockKind::kLstm, BlockKind::kGru, BlockKind::kElman};
-  o.structure = Structure::kPlain;
-  o.tie_embeddings = tie_embeddings;
-  o.block.recurrent.num_heads = 2;
+  o.model.dim = 8;
+  set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kGru, BlockKind::kElman});
+  o.model.structure = "plain";
+  o.model.tie_embeddings = tie_embeddings;
+  o.model.n_heads = 2;
   return o;
 }
 
@@ -689,8 +698,8 @@ TEST(PlainLanguageModel, HasOnlyTheRecurrentLayersEmbeddingAndHead) {
 TEST(PlainLanguageModel, TwoOneHeadLstmLayersAreTorchLstmAndALinearHead) {
   torch::manual_seed(5);
   LanguageModelOptions o = plain_layers(/*tie_embeddings=*/false);
-  o.blocks = {BlockKind::kLstm, BlockKind::kLstm};
-  o.block.recurrent.num_heads = 1;
+  set_layer_kinds(o.model, {BlockKind::kLstm, BlockKind::kLstm});
+  o.model.n_heads = 1;
   LanguageModel model(o);
   model->to(torch::kDouble);
   perturb_parameters(*model, 0.3);
@@ -739,7 +748,7 @@ TEST(PlainLanguageModel, StepByStepEqualsFullSequence) {
 // 2 * 8 * 4*2*4 = 512 and recurrent matmul 2 * 4*2*4*4 = 256, no output projection.
 TEST(PlainLanguageModel, FlopsHaveNoOutputProjection) {
   LanguageModelOptions o = plain_layers(false);
-  o.blocks = {BlockKind::kLstm};
+  set_layer_kinds(o.model, {BlockKind::kLstm});
   LanguageModel model(o);
   EXPECT_DOUBLE_EQ(model->blocks().front()->forward_flops_per_token(64), 512.0 + 256.0);
   EXPECT_DOUBLE_EQ(model->forward_flops_per_token(64), 768.0 + 2.0 * 8 * 11);
@@ -748,7 +757,7 @@ TEST(PlainLanguageModel, FlopsHaveNoOutputProjection) {
 TEST(PlainLanguageModel, RejectsOtherKindsAndHeadsThatDoNotMakeTheWidth) {
   for (BlockKind kind : {BlockKind::kSlstm, BlockKind::kLinearScan, BlockKind::kTransformer}) {
     LanguageModelOptions o = plain_layers(true);
-    o.blocks = {BlockKind::kLstm, kind};
+    set_layer_kinds(o.model, {BlockKind::kLstm, kind});
     expect_error<OptionsError>([&] { LanguageModel{o}; },
                                std::string(to_string(kind)) +
                                    " block: the plain structure stacks lstm, gru and elman layers "
@@ -756,7 +765,7 @@ TEST(PlainLanguageModel, RejectsOtherKindsAndHeadsThatDoNotMakeTheWidth) {
                                    std::string(to_string(kind)));
   }
   LanguageModelOptions o = plain_layers(true);
-  o.block.recurrent.head_dim = 3;
+  o.model.head_dim = 3;
   expect_error<OptionsError>([&] { LanguageModel{o}; },
                              "plain lstm layer: num_heads x head_dim = 2 x 3 = 6 must equal "
                              "d_model (8)");

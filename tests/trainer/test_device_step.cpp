@@ -36,10 +36,10 @@ constexpr int kVocab = 16;
 models::LanguageModel tiny_model(torch::Device device, flashrnn::Backend backend) {
   models::LanguageModelOptions o;
   o.vocab_size = kVocab;
-  o.d_model = 32;
-  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kLstm};
-  o.block.recurrent.num_heads = 2;
-  o.block.recurrent.backend = backend;
+  o.model.dim = 32;
+  models::set_layer_kinds(o.model, {models::BlockKind::kLstm, models::BlockKind::kLstm});
+  o.model.n_heads = 2;
+  o.model.backend = std::string(flashrnn::to_string(backend));
   torch::manual_seed(3);
   models::LanguageModel model(o);
   model->to(device);

@@ -81,9 +81,9 @@ TEST(Export, NeverReplacesAnExistingDirectory) {
   const std::string before = testing::read_file(exported.directory / "model.safetensors");
   models::LanguageModelOptions o;
   o.vocab_size = 32;
-  o.d_model = 32;
-  o.blocks = {models::BlockKind::kLstm};
-  o.block.recurrent.num_heads = 2;
+  o.model.dim = 32;
+  models::set_layer_kinds(o.model, {models::BlockKind::kLstm});
+  o.model.n_heads = 2;
   models::LanguageModel other(o);
   EXPECT_THROW(export_model(run.config().config, *other, TrainingProgress{}, exported.directory), std::runtime_error);
   EXPECT_EQ(testing::read_file(exported.directory / "model.safetensors"), before);
@@ -154,10 +154,9 @@ TEST(TensorFile, RoundTripsDtypesAndRejectsMismatchedModels) {
 models::LanguageModelOptions small_model(std::vector<models::BlockKind> blocks) {
   models::LanguageModelOptions o;
   o.vocab_size = 20;
-  o.d_model = 16;
-  o.blocks = std::move(blocks);
-  o.block.recurrent.num_heads = 2;
-  o.block.transformer.num_heads = 2;
+  o.model.dim = 16;
+  models::set_layer_kinds(o.model, blocks);
+  o.model.n_heads = 2;
   return o;
 }
 
@@ -212,7 +211,7 @@ TEST(Sampler, AutoPrefillChunksAreTwoPerBlockOnAGpuForLongPrompts) {
   EXPECT_EQ(auto_prefill_chunks(*model, long_prompt, true), 6);
   EXPECT_EQ(auto_prefill_chunks(*model, long_prompt - 1, true), 0) << "a chunk would be under the minimum";
   EXPECT_EQ(auto_prefill_chunks(*model, long_prompt, false), 0) << "the CPU runs one block at a time anyway";
-  o.wavefront_chunks = 4;
+  o.model.wavefront_chunks = 4;
   models::LanguageModel configured(o);
   EXPECT_EQ(auto_prefill_chunks(*configured, 10, false), 4) << "the model's own wavefront_chunks";
 }
@@ -223,10 +222,9 @@ TEST(Sampler, CudaGraphDecodeEqualsTheEagerOneOnAGpu) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no GPU";
   models::LanguageModelOptions o;
   o.vocab_size = 50;
-  o.d_model = 64;
-  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kSlstm, models::BlockKind::kLinearScan};
-  o.block.recurrent.num_heads = 1;
-  o.block.slstm.num_heads = 1;
+  o.model.dim = 64;
+  models::set_layer_kinds(o.model, {models::BlockKind::kLstm, models::BlockKind::kSlstm, models::BlockKind::kLinearScan});
+  o.model.n_heads = 1;
   torch::manual_seed(5);
   models::LanguageModel model(o);
   model->to(torch::kCUDA);
@@ -247,8 +245,8 @@ TEST(Sampler, CudaGraphDecodeEqualsTheEagerOneOnAGpu) {
   hot_eager.cuda_graph = false;
   EXPECT_EQ(generate(*model, prompt, hot), generate(*model, prompt, hot_eager));
 
-  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kTransformer};
-  o.block.transformer.num_heads = 2;
+  models::set_layer_kinds(o.model, {models::BlockKind::kLstm, models::BlockKind::kTransformer});
+  o.model.n_heads = 2;
   models::LanguageModel with_attention(o);
   with_attention->to(torch::kCUDA);
   GenerationTimes times;

@@ -12,13 +12,11 @@ namespace {
 models::LanguageModel tiny_model(bool tie = true) {
   models::LanguageModelOptions o;
   o.vocab_size = 16;
-  o.d_model = 8;
-  o.blocks = {models::BlockKind::kLstm, models::BlockKind::kSlstm};
-  o.tie_embeddings = tie;
-  o.block.recurrent.num_heads = 2;
-  o.block.slstm.num_heads = 2;
-  o.block.recurrent.backend = flashrnn::Backend::kVanilla;
-  o.block.slstm.backend = flashrnn::Backend::kVanilla;
+  o.model.dim = 8;
+  models::set_layer_kinds(o.model, {models::BlockKind::kLstm, models::BlockKind::kSlstm});
+  o.model.tie_embeddings = tie;
+  o.model.n_heads = 2;
+  o.model.backend = "vanilla";
   torch::manual_seed(0);
   return models::LanguageModel(o);
 }

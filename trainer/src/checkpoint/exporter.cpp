@@ -13,26 +13,29 @@ namespace flashtrain::trainer {
 
 nlohmann::json export_config_json(const config::Config& config, const models::LanguageModelImpl& model,
                                   const TrainingProgress& progress) {
+  // The section the model was built from (a model built from the config is
+  // built from config.model; one built by hand, as the tests do, from its own).
   const models::LanguageModelOptions& o = model.options();
+  const models::ModelConfig& m = o.model;
   nlohmann::json blocks = nlohmann::json::array();
-  for (models::BlockKind kind : o.blocks) blocks.push_back(std::string(models::to_string(kind)));
+  for (models::BlockKind kind : models::layer_kinds(m)) blocks.push_back(std::string(models::to_string(kind)));
   std::int64_t parameter_count = 0;
   for (const torch::Tensor& p : model.parameters()) parameter_count += p.numel();
   nlohmann::json out = {
       {"format", "flashtrain"},
       {"format_version", 1},
       {"vocab_size", o.vocab_size},
-      {"d_model", o.d_model},
+      {"d_model", m.dim},
       {"blocks", blocks},
-      {"structure", models::to_string(o.structure)},
-      {"n_heads", config.model.n_heads},
-      {"head_dim", config.model.resolved_head_dim()},
-      {"tie_embeddings", o.tie_embeddings},
-      {"norm_eps", o.norm_eps},
-      {"ffn_factor", config.model.ffn_factor},
-      {"ffn_multiple_of", config.model.ffn_multiple_of},
-      {"conv_kernel", config.model.conv_kernel},
-      {"rope_theta", config.model.rope_theta},
+      {"structure", models::to_string(models::structure_of(m))},
+      {"n_heads", m.n_heads},
+      {"head_dim", m.resolved_head_dim()},
+      {"tie_embeddings", m.tie_embeddings},
+      {"norm_eps", m.norm_eps},
+      {"ffn_factor", m.ffn_factor},
+      {"ffn_multiple_of", m.ffn_multiple_of},
+      {"conv_kernel", m.conv_kernel},
+      {"rope_theta", m.rope_theta},
       {"dtype", "float32"},
       {"parameters", parameter_count},
       {"step", progress.step},

@@ -121,7 +121,7 @@ class DecodeStep {
 }  // namespace
 
 std::int64_t auto_prefill_chunks(const models::LanguageModelImpl& model, std::int64_t prompt_tokens, bool on_gpu) {
-  if (model.options().wavefront_chunks > 1) return model.options().wavefront_chunks;
+  if (model.options().model.wavefront_chunks > 1) return model.options().model.wavefront_chunks;
   const std::int64_t chunks = 2 * std::int64_t(model.blocks().size());
   return on_gpu && chunks > 1 && prompt_tokens >= chunks * kMinPrefillChunkTokens ? chunks : 0;
 }

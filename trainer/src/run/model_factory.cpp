@@ -43,7 +43,9 @@ torch::Device resolve_device(const config::ResolvedConfig& resolved) {
 
 models::LanguageModel build_model(const config::ResolvedConfig& resolved, std::int64_t vocab_size,
                                   torch::Device device) {
-  const models::LanguageModelOptions options = models::language_model_options(resolved.config.model, vocab_size);
+  models::LanguageModelOptions options;
+  options.model = resolved.config.model;
+  options.vocab_size = vocab_size;
   torch::manual_seed(std::uint64_t(resolved.config.training.seed));
   models::LanguageModel model(options);
   model->to(device);

@@ -49,7 +49,7 @@ class LanguageModelImpl : public torch::nn::Module {
   // state after it: what T forward_steps give, in one pass over the chunk where
   // the blocks have a parallel form (the recurrent ones: a prompt's prefill).
   // wavefront_chunks: the blocks as a wavefront over that many chunks of the
-  // tokens (options().wavefront_chunks where not given; 0 or 1: block after
+  // tokens (options().model.wavefront_chunks where not given; 0 or 1: block after
   // block), the same result with several blocks at work at once.
   ModelStepOutput forward_chunk(const torch::Tensor& tokens, const ModelState& state,
                                 std::optional<int64_t> wavefront_chunks = std::nullopt);

@@ -3,7 +3,8 @@
 // config schema (describe(): the doc string, the check of its value, the
 // aliases a user may type for it), in one place. trainer/config reads the
 // rows into its schema and relates keys across sections (consistency.cpp);
-// language_model_options() turns a section into the LM's options.
+// LanguageModelOptions holds one (options.h), whose block_options() turns
+// its shared keys into each block kind's options.
 // Torch-free: the config library includes it.
 #pragma once
 

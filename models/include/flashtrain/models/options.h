@@ -111,34 +111,26 @@ struct BlockContext {
   double dropout = 0.0;
 };
 
+// The LM: a [model] section (model_config.h: the layers' kinds and structure,
+// the width, heads, feed-forward, initialisation, the op's backend, recompute,
+// wavefront; a library user fills it as a config file does), the vocabulary
+// resolved, and the one choice no config key makes.
 struct LanguageModelOptions {
-  int64_t vocab_size = 0;
-  int64_t d_model = 0;
-  std::vector<BlockKind> blocks;       // bottom to top, any mix (kPlain: lstm, gru, elman)
-  Structure structure = Structure::kResidual;
-  bool tie_embeddings = true;          // the head reuses embedding.weight
+  ModelConfig model;
+  int64_t vocab_size = 0;              // model.vocab_size may be 0 (the tokenizer's); this is the size
   std::optional<NormKind> final_norm;  // unset: the norm kind of the last block; kPlain: none
-  double norm_eps = defaults::kNormEps;  // every norm of the model
-  // In training, each block's mixer and feed-forward outputs are dropped with
-  // this probability (the rest scaled by 1 / (1 - p)) before they join the
-  // residual stream; a plain layer's output likewise. In [0, 1).
-  double dropout = 0.0;
-  BlockOptions block;
-  // The first this many blocks (from the embedding) get their recurrent op's
-  // recompute (RecurrentBlockOptions / SlstmBlockOptions::recompute) on top of
-  // `block`: their backward runs last, when the blocks above have freed theirs,
-  // so the one set of per-step buffers it makes again adds nothing to the peak.
-  int64_t recompute_layers = 0;
-  // forward() runs the blocks as a wavefront over this many chunks of time
-  // (block l on chunk k beside block l-1 on chunk k+1, a CUDA stream per
-  // block: wavefront.h); 0 or 1 = block after block over the whole sequence.
-  int64_t wavefront_chunks = 0;
 };
 
-// The options of the LM a [model] section describes, with its vocabulary
-// resolved (the section's vocab_size may be 0: the tokenizer's). The section
-// is checked already (trainer/config: each key's check, and consistency.cpp
-// across keys).
-LanguageModelOptions language_model_options(const ModelConfig& model, int64_t vocab_size);
+// model.kind and model.n_layers for this stack of kinds, bottom to top.
+void set_layer_kinds(ModelConfig& model, const std::vector<BlockKind>& kinds);
+// The block kind of each layer, bottom to top (an OptionsError for an unknown
+// name or a kind list that is neither one entry nor one per layer).
+std::vector<BlockKind> layer_kinds(const ModelConfig& model);
+// model.structure as the enum (an OptionsError for another name).
+Structure structure_of(const ModelConfig& model);
+// The options of every block kind that a section gives: its shared keys
+// (heads, head width, feed-forward, backend, initialisation) in each kind's
+// terms; the rest stay the kinds' defaults.
+BlockOptions block_options(const ModelConfig& model);
 
 }  // namespace flashtrain::models
