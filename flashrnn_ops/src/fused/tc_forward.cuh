@@ -143,6 +143,21 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
         *reinterpret_cast<uint32_t*>(&p.h_gemm.at(0, b, 0, n, dim(j))) =
             mma::pack<S>(state[j][rr][0][0], state[j][rr][1][0]);
     }
+  // With resets, the states each owned row restarts from (its s0, as loaded
+  // above) stay in registers: a restart is then a select in the cells' chain,
+  // where a branch to load s0 would split the chain element by element (see
+  // the cells below).
+  float restart_state[NG][RW][2][Cell::kStates];
+  if constexpr (kResets) {
+#pragma unroll
+    for (int j = 0; j < NG; ++j)
+#pragma unroll
+      for (int rr = 0; rr < RW; ++rr)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+#pragma unroll
+          for (int s = 0; s < Cell::kStates; ++s) restart_state[j][rr][e][s] = state[j][rr][e][s];
+  }
   // Step 0 reads h_{-1} of the whole head from tile 1: every CTA loads it from s0.
   for (int i = threadIdx.x; i < kTcRows * D / 2; i += kThreads) {
     const int r = i / (D / 2), d = 2 * (i % (D / 2));
@@ -293,7 +308,10 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
       for (int rr = 0; rr < RW; ++rr) {
         const int64_t b = b0 + row(owned(rr));
         restarts_now[rr] = restarts_next[rr];
-        restarts_next[rr] = t + 1 < int(steps) && b < batch && p.reset.at(b, t + 1);
+        // Clamped indices and & instead of &&: the load without a branch around it.
+        const bool flag = p.reset.ptr[(b < batch ? b : batch - 1) * p.reset.batch_stride +
+                                      (t + 1 < int(steps) ? t + 1 : t) * p.reset.time_stride];
+        restarts_next[rr] = (t + 1 < int(steps)) & (b < batch) & flag;
       }
     }
 
@@ -389,13 +407,13 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
 #pragma unroll
       for (int rr = 0; rr < RW; ++rr) {
         const int r = owned(rr);  // the accumulators of row r are acc[..][2·rr], [2·rr+1]
-        const int64_t b = b0 + row(r);
         const int d = dim(j);
-        if (kResets && restarts_now[rr])
+        if constexpr (kResets)
 #pragma unroll
           for (int e = 0; e < 2; ++e)
 #pragma unroll
-            for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = p.s0.at(0, b, s, n, d + e);
+            for (int s = 0; s < Cell::kStates; ++s)
+              state[j][rr][e][s] = restarts_now[rr] ? restart_state[j][rr][e][s] : state[j][rr][e][s];
         float wx_e[2][G], rh_e[2][G];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
@@ -416,9 +434,9 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
           for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = next[s];
           h_fed[j][rr][e] = next[0];
         }
-        if (kResets && restarts_next[rr])
+        if constexpr (kResets)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) h_fed[j][rr][e] = p.s0.at(0, b, 0, n, d + e);
+          for (int e = 0; e < 2; ++e) h_fed[j][rr][e] = restarts_next[rr] ? restart_state[j][rr][e][0] : h_fed[j][rr][e];
         if (kPublishEachRow) publish_h(j, rr, h_fed[j][rr]);  // (implies a cluster)
         if constexpr (kTiled) {  // rows past the batch too: their chunks are not copied out
           float* save = save_tiles + int(t & 1) * kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
