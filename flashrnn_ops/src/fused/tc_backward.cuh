@@ -258,20 +258,6 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
           s_next[j][r][e][s] =
               (kRead >> s & 1u) ? p.states.at(steps - 1, source_row(row(r)), s, n, dim(j) + e) : 0.f;
 
-  // With resets, each element's s0 stays in registers: a restart is then a
-  // select in the cells' chain, not a branch to load it (see tc_forward_kernel).
-  float restart_state[NG][2][2][NS];
-  if constexpr (kResets) {
-#pragma unroll
-    for (int j = 0; j < NG; ++j)
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-#pragma unroll
-          for (int s = 0; s < NS; ++s) restart_state[j][r][e][s] = p.s0.at(0, source_row(row(r)), s, n, dim(j) + e);
-  }
-
   constexpr bool kDwxFromTile = Cell::kDrhIsDwx;
   S* d_wx_at[NG][2];  // where δWx does not come from the tile
 #pragma unroll
@@ -432,20 +418,6 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
     if constexpr (kPrefetch > 0) async_copy::wait<kPrefetch - 1>();  // this thread's copies of step t are in
     sync_step();           // everyone's are; the CTA's δ(R h)_{t+1} is in its tile
     fetch(t - kPrefetch);  // into the stage step t+1 used (kPrefetch 0: its own, read after the MMA)
-    // Whether rows r = 0, 1 start a sequence at step t and at t+1, loaded here
-    // and used after the sums: read where they are used, the global loads sat
-    // on every step's critical path.
-    [[maybe_unused]] bool restarts[2] = {}, restarts_next[2] = {};
-    if constexpr (kResets) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int64_t b = source_row(row(r));
-        restarts[r] = p.reset.ptr[b * p.reset.batch_stride + t * p.reset.time_stride];
-        // Clamped index and & instead of &&: the load without a branch around it.
-        const bool flag = p.reset.ptr[b * p.reset.batch_stride + (last ? t : t + 1) * p.reset.time_stride];
-        restarts_next[r] = !last & flag;
-      }
-    }
     float dh[NG][4] = {};
     if (!last) {
       if (through_r) send_sums(t + 1, dh);
@@ -468,7 +440,8 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
         const int64_t b = source_row(row(r));
         const int d = dim(j);
         const float* f = floats + row(r) * K::kFloatPitch + d - d0;
-        const bool from_initial = initial || (kResets && restarts[r]);
+        const bool from_initial = initial || (kResets && p.reset.at(b, t));
+        const bool reset_next = kResets && !last && p.reset.at(b, t + 1);
         // Both dims of the pair at once: 8-byte shared loads, 4-byte stores.
         float cache[2][C], s_prev[2][NS], ds[2][NS], dwx[2][G], drh[2][G];
         float s_next_prev[NS][2];  // states(t-1): step t-1's s_next
@@ -488,14 +461,11 @@ __global__ void __launch_bounds__(TcBackward<Cell, S, D, kCluster>::kThreads)
                                       : make_float2(0.f, 0.f);
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            if constexpr (kResets)
-              s_prev[e][s] = from_initial ? restart_state[j][r][e][s] : (e ? prev.y : prev.x);
-            else
-              s_prev[e][s] = from_initial ? p.s0.at(0, b, s, n, d + e) : (e ? prev.y : prev.x);
+            s_prev[e][s] = from_initial ? p.s0.at(0, b, s, n, d + e) : (e ? prev.y : prev.x);
             ds[e][s] = carry[j][r][e][s] + (s == 0 ? dh[j][2 * r + e] : 0.f);
-            if constexpr (kResets) {  // step t+1 started from s0: what reaches s_t belongs to s0
-              d_s0[j][r][e][s] += restarts_next[r] ? ds[e][s] : 0.f;
-              ds[e][s] = restarts_next[r] ? 0.f : ds[e][s];
+            if (reset_next) {  // step t+1 started from s0: what reaches s_t belongs to s0
+              d_s0[j][r][e][s] += ds[e][s];
+              ds[e][s] = 0.f;
             }
             ds[e][s] += e ? ext.y : ext.x;
             if (last && p.d_last.ptr) ds[e][s] += static_cast<float>(p.d_last.at(0, b, s, n, d + e));

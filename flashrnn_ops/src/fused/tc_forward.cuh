@@ -143,21 +143,6 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
         *reinterpret_cast<uint32_t*>(&p.h_gemm.at(0, b, 0, n, dim(j))) =
             mma::pack<S>(state[j][rr][0][0], state[j][rr][1][0]);
     }
-  // With resets, the states each owned row restarts from (its s0, as loaded
-  // above) stay in registers: a restart is then a select in the cells' chain,
-  // where a branch to load s0 would split the chain element by element (see
-  // the cells below).
-  float restart_state[NG][RW][2][Cell::kStates];
-  if constexpr (kResets) {
-#pragma unroll
-    for (int j = 0; j < NG; ++j)
-#pragma unroll
-      for (int rr = 0; rr < RW; ++rr)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-#pragma unroll
-          for (int s = 0; s < Cell::kStates; ++s) restart_state[j][rr][e][s] = state[j][rr][e][s];
-  }
   // Step 0 reads h_{-1} of the whole head from tile 1: every CTA loads it from s0.
   for (int i = threadIdx.x; i < kTcRows * D / 2; i += kThreads) {
     const int r = i / (D / 2), d = 2 * (i % (D / 2));
@@ -293,27 +278,11 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
   // The forward clip's bounds, infinite without one (clamp_ keeps a NaN): a
   // clamp on every step instead of a branch.
   const float clip = p.forward_clip > 0.f ? p.forward_clip : INFINITY;
-  // Whether each owned row starts a sequence at step t (restarts_now) and at
-  // t+1 (restarts_next). The flags of t+1 are loaded at the top of step t and
-  // used after its matrix products: read where they are used, the two global
-  // loads sat on every step's critical path, between the cell and h going out.
-  bool restarts_now[RW] = {}, restarts_next[RW] = {};
   for (int t = 0; t < int(steps); ++t) {  // the launcher checks T < 2^31
     async_copy::wait<kPrefetch - 1>();  // this thread's copies of step t are in
     __syncthreads();                    // everyone's are; h_{t-1} is written (one CTA per head)
     if (!kSliced && t > 0) exchange.wait((t - 1) & 1, uint32_t(t - 1) >> 1);  // by every CTA of a cluster
     fetch_wx(t + kPrefetch);            // into the stage step t-1 used
-    if constexpr (kResets) {
-#pragma unroll
-      for (int rr = 0; rr < RW; ++rr) {
-        const int64_t b = b0 + row(owned(rr));
-        restarts_now[rr] = restarts_next[rr];
-        // Clamped indices and & instead of &&: the load without a branch around it.
-        const bool flag = p.reset.ptr[(b < batch ? b : batch - 1) * p.reset.batch_stride +
-                                      (t + 1 < int(steps) ? t + 1 : t) * p.reset.time_stride];
-        restarts_next[rr] = (t + 1 < int(steps)) & (b < batch) & flag;
-      }
-    }
 
     float acc[NG][G][4] = {};
     const S* h_prev = h_tiles + int((t + 1) & 1) * K::kHTileElements;
@@ -407,13 +376,13 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
 #pragma unroll
       for (int rr = 0; rr < RW; ++rr) {
         const int r = owned(rr);  // the accumulators of row r are acc[..][2·rr], [2·rr+1]
+        const int64_t b = b0 + row(r);
         const int d = dim(j);
-        if constexpr (kResets)
+        if (kResets && b < batch && t > 0 && p.reset.at(b, t))
 #pragma unroll
           for (int e = 0; e < 2; ++e)
 #pragma unroll
-            for (int s = 0; s < Cell::kStates; ++s)
-              state[j][rr][e][s] = restarts_now[rr] ? restart_state[j][rr][e][s] : state[j][rr][e][s];
+            for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = p.s0.at(0, b, s, n, d + e);
         float wx_e[2][G], rh_e[2][G];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
@@ -434,9 +403,9 @@ __global__ void __launch_bounds__(TcTiling<Cell, D, kCluster>::kThreads)
           for (int s = 0; s < Cell::kStates; ++s) state[j][rr][e][s] = next[s];
           h_fed[j][rr][e] = next[0];
         }
-        if constexpr (kResets)
+        if (kResets && more && b < batch && p.reset.at(b, t + 1))
 #pragma unroll
-          for (int e = 0; e < 2; ++e) h_fed[j][rr][e] = restarts_next[rr] ? restart_state[j][rr][e][0] : h_fed[j][rr][e];
+          for (int e = 0; e < 2; ++e) h_fed[j][rr][e] = p.s0.at(0, b, 0, n, d + e);
         if (kPublishEachRow) publish_h(j, rr, h_fed[j][rr]);  // (implies a cluster)
         if constexpr (kTiled) {  // rows past the batch too: their chunks are not copied out
           float* save = save_tiles + int(t & 1) * kSaveSlots * kSlotFloats + row(r) * K::kSavePitch + d - d0;
